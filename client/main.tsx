@@ -1,0 +1,42 @@
+/**
+ * Browser entry: hydrate the server-rendered shell, then load monitoring if it is configured.
+ */
+import { hydrateRoot } from "react-dom/client";
+import { App } from "./App.tsx";
+import { readClientConfig } from "./config.ts";
+import { ErrorBoundary } from "./error_boundary.tsx";
+import { ErrorBuffer } from "./error_buffer.ts";
+import "./styles.css";
+
+const config = readClientConfig();
+const errors = new ErrorBuffer();
+if (config.sentry) errors.listen(window);
+
+const root = document.getElementById("root");
+if (root === null) throw new Error("#root is missing from the server-rendered page");
+
+hydrateRoot(
+  root,
+  <ErrorBoundary>
+    <App />
+  </ErrorBoundary>,
+  {
+    onUncaughtError: (error, info) =>
+      report(error, "react.uncaught", false, info.componentStack ?? undefined),
+    onCaughtError: (error, info) =>
+      report(error, "react.caught", true, info.componentStack ?? undefined),
+    onRecoverableError: (error, info) =>
+      report(error, "react.recoverable", true, info.componentStack ?? undefined),
+  },
+);
+
+if (config.sentry) {
+  const sentry = config.sentry;
+  import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
+}
+
+function report(error: unknown, mechanism: string, handled: boolean, componentStack?: string) {
+  // Keep React's default of logging to the console, so problems are visible while developing.
+  console.error(error);
+  if (config.sentry) errors.capture(error, { mechanism, handled, componentStack });
+}

@@ -1,0 +1,145 @@
+/**
+ * Configuration: read once from the environment, validated, passed down as a typed object.
+ * An invalid value throws a {@link ConfigError} whose message names the variable and what it
+ * expected, so start-up can stop with that one line.
+ */
+import { type Dsn, parseDsn } from "./dsn.ts";
+
+/** Everything the server needs to know from its environment. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** The app's own DSN (browser and server SDKs), if monitoring is configured. */
+  readonly sentryDsn?: string;
+  readonly sentryEnvironment: string;
+  /** An explicit release; when absent the build id is used. */
+  readonly sentryRelease?: string;
+  readonly tracesSampleRate: number;
+  /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
+  readonly tunnelAllowedDsns: readonly Dsn[];
+  readonly tunnelMaxBodyBytes: number;
+  readonly tunnelTimeoutMs: number;
+  /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (the app is behind a proxy). */
+  readonly trustProxy: boolean;
+  readonly serveSourceMaps: boolean;
+  /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
+  readonly debugErrorRoute: boolean;
+}
+
+/** A configuration value that cannot be used; the message is one line for the operator. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Default values, documented in the README's configuration table. */
+export const DEFAULTS = {
+  port: 8000,
+  host: "0.0.0.0",
+  sentryEnvironment: "production",
+  tracesSampleRate: 0.1,
+  tunnelMaxBodyBytes: 20 * 1024 * 1024,
+  tunnelTimeoutMs: 30_000,
+} as const;
+
+/**
+ * Build a {@link Config} from environment variables.
+ *
+ * @example
+ * loadConfig({ PORT: "0", HOST: "127.0.0.1" }).port; // 0
+ */
+export function loadConfig(env: Env): Config {
+  const sentryDsn = optional(env, "SENTRY_DSN");
+  const ownDsn = sentryDsn === undefined ? [] : [dsnValue("SENTRY_DSN", sentryDsn)];
+  const extraDsns = (optional(env, "TUNNEL_ALLOWED_DSNS") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => dsnValue("TUNNEL_ALLOWED_DSNS", s));
+  return {
+    port: integer(env, "PORT", DEFAULTS.port, 0, 65535),
+    host: optional(env, "HOST") ?? DEFAULTS.host,
+    sentryDsn,
+    sentryEnvironment: optional(env, "SENTRY_ENVIRONMENT") ?? DEFAULTS.sentryEnvironment,
+    sentryRelease: optional(env, "SENTRY_RELEASE"),
+    tracesSampleRate: rate(env, "SENTRY_TRACES_SAMPLE_RATE", DEFAULTS.tracesSampleRate),
+    tunnelAllowedDsns: [...ownDsn, ...extraDsns],
+    tunnelMaxBodyBytes: integer(
+      env,
+      "TUNNEL_MAX_BODY_BYTES",
+      DEFAULTS.tunnelMaxBodyBytes,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    tunnelTimeoutMs: integer(env, "TUNNEL_TIMEOUT_MS", DEFAULTS.tunnelTimeoutMs, 1, 600_000),
+    trustProxy: boolean(env, "TRUST_PROXY", false),
+    serveSourceMaps: boolean(env, "SERVE_SOURCE_MAPS", false),
+    debugErrorRoute: boolean(env, "DEBUG_ERROR_ROUTE", false),
+  };
+}
+
+/** The variables {@link loadConfig} reads; start-up asks for env permission on these only. */
+export const CONFIG_VARIABLES = [
+  "PORT",
+  "HOST",
+  "SENTRY_DSN",
+  "SENTRY_ENVIRONMENT",
+  "SENTRY_RELEASE",
+  "SENTRY_TRACES_SAMPLE_RATE",
+  "TUNNEL_ALLOWED_DSNS",
+  "TUNNEL_MAX_BODY_BYTES",
+  "TUNNEL_TIMEOUT_MS",
+  "TRUST_PROXY",
+  "SERVE_SOURCE_MAPS",
+  "DEBUG_ERROR_ROUTE",
+] as const;
+
+// Empty strings count as unset: `FOO= deno task start` is a common way to clear a value.
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got ${show(raw)}`);
+  }
+  return value;
+}
+
+function rate(env: Env, name: string, fallback: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) {
+    throw new ConfigError(`${name}: expected a number from 0 to 1, got ${show(raw)}`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(`${name}: expected true or false, got ${show(raw)}`);
+}
+
+function dsnValue(name: string, raw: string): Dsn {
+  const dsn = parseDsn(raw);
+  if (dsn === null) {
+    throw new ConfigError(
+      `${name}: expected a Sentry DSN like https://<key>@<host>/<project-id>, got ${show(raw)}`,
+    );
+  }
+  return dsn;
+}
+
+// Quote and shorten so a pasted secret or a huge value never floods the one-line error.
+function show(raw: string): string {
+  return JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
+}

@@ -1,0 +1,75 @@
+/**
+ * Sentry DSNs: parsing, matching and the ingest URL they name.
+ *
+ * A DSN looks like `https://{publicKey}@{host}[:{port}]/{pathPrefix/}{projectId}`.
+ */
+
+/** A parsed, normalised Sentry DSN. */
+export interface Dsn {
+  /** `http:` or `https:` */
+  readonly protocol: string;
+  /** Lower-case host name (IPv6 in brackets), without the port. */
+  readonly hostname: string;
+  /** The port, explicit or the protocol's default, as a string. */
+  readonly port: string;
+  /** Path prefix before the project id, without a trailing slash ("" for sentry.io). */
+  readonly path: string;
+  readonly publicKey: string;
+  readonly projectId: string;
+}
+
+const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
+
+/**
+ * Parse a DSN string; returns `null` for anything that is not a usable DSN.
+ *
+ * @example
+ * parseDsn("https://abc@o1.ingest.sentry.io/42")?.projectId; // "42"
+ */
+export function parseDsn(input: string): Dsn | null {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return null;
+  }
+  // Only http and https ingests exist; checked before the port because an explicit port
+  // would otherwise let `ftp:` or `ws:` through.
+  if (!Object.hasOwn(DEFAULT_PORTS, url.protocol)) return null;
+  const port = url.port || DEFAULT_PORTS[url.protocol];
+  if (port === "0") return null; // nothing listens on port 0
+  if (!url.username || !/^[A-Za-z0-9_-]+$/.test(url.username)) return null;
+  if (url.search || url.hash || !url.hostname) return null;
+  const segments = url.pathname.split("/");
+  const projectId = segments.pop() ?? "";
+  if (!/^\d+$/.test(projectId)) return null;
+  return {
+    protocol: url.protocol,
+    hostname: url.hostname.toLowerCase(),
+    port,
+    path: segments.join("/").replace(/\/+$/, ""),
+    publicKey: url.username,
+    projectId,
+  };
+}
+
+/** True when two DSNs name the same project on the same ingest with the same key. */
+export function sameDsn(a: Dsn, b: Dsn): boolean {
+  return a.protocol === b.protocol && a.hostname === b.hostname &&
+    a.port === b.port && a.path === b.path && a.publicKey === b.publicKey &&
+    a.projectId === b.projectId;
+}
+
+/**
+ * The allowed DSN that `candidate` names, or `undefined`. Callers must build URLs from the
+ * returned (configured) DSN, never from the candidate.
+ */
+export function findAllowedDsn(candidate: Dsn, allowed: readonly Dsn[]): Dsn | undefined {
+  return allowed.find((dsn) => sameDsn(dsn, candidate));
+}
+
+/** `{protocol}//{host}{path}/api/{projectId}/{endpoint}/` for a DSN. */
+export function ingestUrl(dsn: Dsn, endpoint: "envelope" | "security"): string {
+  const port = DEFAULT_PORTS[dsn.protocol] === dsn.port ? "" : `:${dsn.port}`;
+  return `${dsn.protocol}//${dsn.hostname}${port}${dsn.path}/api/${dsn.projectId}/${endpoint}/`;
+}

@@ -1,0 +1,119 @@
+/**
+ * Start the real server (`main.ts`) as a child process on 127.0.0.1, port 0, with exactly the
+ * permissions and NODE_ENV the `start` task uses, and read the URL from its start-up line.
+ */
+import denoJson from "../../deno.json" with { type: "json" };
+
+/** A running server and what it printed. */
+export interface RunningServer {
+  readonly url: string;
+  readonly process: Deno.ChildProcess;
+  /** Everything printed to stdout and stderr so far. */
+  output(): string;
+  /** Send a signal and wait for the exit status. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+}
+
+/** The `deno run ...` arguments of the start task's serving step (after the build step). */
+export function startTaskArgs(): string[] {
+  const command = denoJson.tasks.start.command;
+  const serving = command.slice(command.lastIndexOf("&&") + 2).trim().split(/\s+/);
+  // serving = ["NODE_ENV=production", "deno", "run", ...flags, "main.ts"]
+  return serving.slice(serving.indexOf("deno") + 1);
+}
+
+/** The environment variables the start task sets before `deno`. */
+export function startTaskEnv(): Record<string, string> {
+  const command = denoJson.tasks.start.command;
+  const serving = command.slice(command.lastIndexOf("&&") + 2).trim().split(/\s+/);
+  const assignments = serving.slice(0, serving.indexOf("deno"));
+  return Object.fromEntries(assignments.map((a) => a.split("=", 2) as [string, string]));
+}
+
+/** Run `main.ts` and wait until it listens (or exits, which throws with its output). */
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { args?: string[] } = {},
+): Promise<RunningServer> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: options.args ?? startTaskArgs(),
+    env: { ...baseEnv(), ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  let onText = () => {};
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      onText();
+    }
+  };
+  const done = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const listening = new Promise<string | null>((resolve) => {
+    onText = () => {
+      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(text);
+      if (match) resolve(match[1]);
+    };
+    child.status.then(() => resolve(null));
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 15_000));
+  const url = await Promise.race([listening, timeout]);
+  clearTimeout(timer);
+  if (url === null) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already exited */ }
+    await child.status;
+    await done;
+    throw new Error(`server did not start:\n${text}`);
+  }
+  return {
+    url,
+    process: child,
+    output: () => text,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        child.kill(signal);
+      } catch { /* already gone */ }
+      const status = await child.status;
+      await done;
+      return status;
+    },
+  };
+}
+
+/** Run `main.ts` to completion (for start-up failures) and return its exit code and output. */
+export async function runServerToExit(
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: startTaskArgs(),
+    env: { ...baseEnv(), ...env },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: result.code, output: decode(result.stdout) + decode(result.stderr) };
+}
+
+// A clean environment (so the developer's SENTRY_DSN never leaks into a test) plus what Deno
+// itself needs to find its cache.
+function baseEnv(): Record<string, string> {
+  const keep = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"];
+  const inherited = keep.flatMap((name) => {
+    const value = Deno.env.get(name);
+    return value === undefined ? [] : [[name, value]];
+  });
+  return {
+    ...Object.fromEntries(inherited),
+    ...startTaskEnv(),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    NO_COLOR: "1",
+  };
+}
