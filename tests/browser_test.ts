@@ -1,0 +1,393 @@
+/**
+ * End-to-end in headless Chromium: the real `main.ts` (started like `deno task start`) with
+ * SENTRY_DSN pointing at a fake ingest on 127.0.0.1, so what the browser SDK sends through the
+ * tunnel and what `@sentry/deno` sends can be read back. Ignored, with the reason printed,
+ * when there is no Chromium.
+ */
+import assert from "node:assert/strict";
+import type { Event } from "@sentry/core";
+import type { Browser, Page, Request } from "playwright-core";
+import { type RunningChromium, startChromium } from "./support/browser.ts";
+import { type FakeIngest, startFakeIngest } from "./support/fake_ingest.ts";
+import { type RunningServer, startServer } from "./support/server.ts";
+
+const ENVIRONMENT = "e2e";
+// Generous: each is a give-up point for a wait, never a duration the tests expect.
+const WAIT_MS = 15_000;
+const MONITORING_CHUNK = /\/build\/chunks\/monitoring-[^/]+\.js$/;
+const MAIN_SCRIPT = /\/build\/main-[^/]+\.js$/;
+
+/** An envelope item as the ingest parsed it. */
+type Item = readonly [{ readonly type?: string }, unknown];
+
+interface Fixture {
+  readonly chromium: RunningChromium;
+  readonly browser: Browser;
+  readonly ingest: FakeIngest;
+  /** SENTRY_DSN set (to the ingest), everything traced, GET /debug/error exposed. */
+  readonly monitored: RunningServer;
+  /** No SENTRY_DSN: monitoring off. */
+  readonly unmonitored: RunningServer;
+  /** What the monitored server's /healthz reports. */
+  readonly release: string;
+}
+
+const started = await startChromium();
+if (started.chromium === null) console.log(`browser tests ignored: ${started.reason}`);
+// One browser and two servers for the file: starting them per test would dominate the run time.
+const fixture = started.chromium === null ? null : await startFixture(started.chromium);
+// Playwright's connection and the shared servers start timers before the first test that
+// finish inside it, which the op sanitizer would report as leaks of that test.
+const options = { ignore: fixture === null, sanitizeOps: false };
+
+Deno.test.afterAll(async () => {
+  if (fixture === null) return;
+  await fixture.chromium.close();
+  await Promise.all([fixture.monitored.stop(), fixture.unmonitored.stop()]);
+  await fixture.ingest.close();
+});
+
+Deno.test({
+  name: "browser: GET / arrives server-rendered and hydrates without console errors",
+  ...options,
+  async fn() {
+    const { monitored } = fixture!;
+    const raw = await (await fetch(monitored.url)).text();
+    assert.match(
+      raw,
+      /<div id="root"><div class="shell" data-hydrated="false">.*<h1>It works<\/h1>/s,
+    );
+
+    await using tab = await openTab();
+    // Held so the server's element can be picked up before any JavaScript touches it.
+    using main = await holdRequests(tab.page, MAIN_SCRIPT);
+    await tab.page.goto(monitored.url, { waitUntil: "commit" });
+    await main.held;
+    const serverShell = await tab.page.waitForSelector('.shell[data-hydrated="false"]', {
+      state: "attached",
+    });
+    main.release();
+    await waitForHydration(tab.page);
+    // Hydration adopts the server's DOM; a mismatch would make React render a new tree.
+    assert.equal(
+      await tab.page.evaluate((el) => el === document.querySelector(".shell"), serverShell),
+      true,
+      "the hydrated .shell is the element the server sent",
+    );
+    await tab.page.waitForLoadState("networkidle");
+    tab.assertClean();
+  },
+});
+
+Deno.test({
+  name: "browser: uncaught errors and rejections reach the ingest only through POST /monitoring",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    await using tab = await openTab();
+    // The SDK's first post (its session) shows that Sentry's own handlers are on. Any POST,
+    // so a request that bypasses the tunnel fails the check below rather than this wait.
+    const sentryStarted = tab.page.waitForRequest((r) => r.method() === "POST");
+    await tab.page.goto(monitored.url);
+    await waitForHydration(tab.page);
+    await sentryStarted;
+
+    const token = crypto.randomUUID();
+    await tab.page.evaluate((message) => {
+      setTimeout(function boom() {
+        throw new Error(message);
+      });
+    }, `uncaught ${token}`);
+    await tab.page.evaluate((message) => {
+      Promise.reject(new Error(message));
+    }, `rejected ${token}`);
+
+    const uncaught = await waitForError(`uncaught ${token}`);
+    const rejected = await waitForError(`rejected ${token}`);
+    assertBrowserError(uncaught);
+    assertBrowserError(rejected);
+    assert.ok(frameFunctions(uncaught).includes("boom"), JSON.stringify(frameFunctions(uncaught)));
+    assert.match(exceptionOf(rejected)?.mechanism?.type ?? "", /onunhandledrejection$/);
+    tab.assertOnlyTunnelPosts(monitored.url, ingest.port);
+  },
+});
+
+Deno.test({
+  name: "browser: errors raised before the Sentry chunk has loaded are buffered, then sent",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    await using tab = await openTab();
+    using chunk = await holdRequests(tab.page, MONITORING_CHUNK);
+    await tab.page.goto(monitored.url, { waitUntil: "commit" });
+    await chunk.held;
+    await waitForHydration(tab.page);
+
+    const token = crypto.randomUUID();
+    const raised = Promise.all([`early uncaught ${token}`, `early rejected ${token}`].map(
+      (message) => tab.page.waitForEvent("pageerror", (e) => e.message.includes(message)),
+    ));
+    await tab.page.evaluate((message) => {
+      setTimeout(function earlyBoom() {
+        throw new Error(message);
+      });
+    }, `early uncaught ${token}`);
+    await tab.page.evaluate((message) => {
+      Promise.reject(new Error(message));
+    }, `early rejected ${token}`);
+    await raised;
+    assert.deepEqual(tab.tunnelPosts(monitored.url), [], "nothing can be sent before the SDK");
+
+    chunk.release();
+    const uncaught = await waitForError(`early uncaught ${token}`);
+    const rejected = await waitForError(`early rejected ${token}`);
+    assertBrowserError(uncaught);
+    assertBrowserError(rejected);
+    // The mechanism names client/error_buffer.ts gives: these went through the buffer.
+    assert.equal(exceptionOf(uncaught)?.mechanism?.type, "onerror");
+    assert.equal(exceptionOf(rejected)?.mechanism?.type, "onunhandledrejection");
+    assert.ok(frameFunctions(uncaught).includes("earlyBoom"));
+    tab.assertOnlyTunnelPosts(monitored.url, ingest.port);
+  },
+});
+
+Deno.test({
+  name: "browser: an error in a server handler reaches the ingest; the client gets a bare 500",
+  ...options,
+  async fn() {
+    const { monitored, release } = fixture!;
+    const res = await fetch(new URL("/debug/error", monitored.url));
+    assert.equal(res.status, 500);
+    const body = await res.text();
+    assert.doesNotMatch(body, /Debug error|throwDebugError|\bat \S+ \(|\.ts:\d+|file:\/\//);
+
+    const event = await waitForError("Debug error from GET /debug/error: server monitoring works");
+    assert.equal(event.sdk?.name, "sentry.javascript.deno");
+    assert.equal(event.release, release);
+    assert.equal(event.environment, ENVIRONMENT);
+    assert.equal(exceptionOf(event)?.type, "Error");
+    assert.ok(frameFunctions(event).includes("throwDebugError"), "stack trace with the handler");
+  },
+});
+
+Deno.test({
+  name: "browser: the pageload transaction continues the trace of the server's GET /",
+  ...options,
+  async fn() {
+    const { monitored, release } = fixture!;
+    // Marks this page load's transactions on both sides; the route is still GET /.
+    const token = crypto.randomUUID();
+    await using tab = await openTab();
+    await tab.page.goto(`${monitored.url}?e2e=${token}`);
+    await waitForHydration(tab.page);
+
+    const fromToken = (e: Event) => e.request?.url?.includes(token) === true;
+    const server = await waitForItem(
+      "transaction",
+      (e) => e.transaction === "GET /" && fromToken(e),
+    );
+    const pageload = await waitForItem(
+      "transaction",
+      (e) => e.contexts?.trace?.op === "pageload" && fromToken(e),
+    );
+    assert.equal(server.sdk?.name, "sentry.javascript.deno");
+    assert.equal(pageload.sdk?.name, "sentry.javascript.react");
+    assert.equal(pageload.release, release);
+    assert.equal(pageload.environment, ENVIRONMENT);
+    const serverTrace = server.contexts?.trace;
+    assert.match(serverTrace?.trace_id ?? "", /^[0-9a-f]{32}$/);
+    assert.equal(pageload.contexts?.trace?.trace_id, serverTrace?.trace_id);
+    assert.equal(pageload.contexts?.trace?.parent_span_id, serverTrace?.span_id);
+    tab.assertClean();
+  },
+});
+
+Deno.test({
+  name: "browser: without SENTRY_DSN the page hydrates cleanly and posts nothing",
+  ...options,
+  async fn() {
+    const { unmonitored } = fixture!;
+    const raw = await (await fetch(unmonitored.url)).text();
+    assert.match(raw, /<script type="application\/json" id="app-config" [^>]*>\{\}<\/script>/);
+
+    await using tab = await openTab();
+    await tab.page.goto(unmonitored.url, { waitUntil: "networkidle" });
+    await waitForHydration(tab.page);
+    tab.assertClean();
+    const paths = tab.requests.map((r) => new URL(r.url()).pathname);
+    assert.ok(paths.some((p) => MAIN_SCRIPT.test(p)), JSON.stringify(paths));
+    assert.deepEqual(paths.filter((p) => MONITORING_CHUNK.test(p)), [], "no Sentry chunk");
+    assert.deepEqual(tab.requests.filter((r) => r.method() !== "GET").map((r) => r.url()), []);
+    assert.ok(!paths.includes("/monitoring"));
+  },
+});
+
+async function startFixture(chromium: RunningChromium): Promise<Fixture> {
+  const ingest = startFakeIngest();
+  const servers = await Promise.allSettled([
+    startServer({
+      SENTRY_DSN: ingest.dsn("public", "1"),
+      SENTRY_ENVIRONMENT: ENVIRONMENT,
+      SENTRY_TRACES_SAMPLE_RATE: "1",
+      DEBUG_ERROR_ROUTE: "true",
+    }),
+    startServer(),
+  ]);
+  try {
+    const [monitored, unmonitored] = servers.map((s) => {
+      if (s.status === "rejected") throw s.reason;
+      return s.value;
+    });
+    const health = await (await fetch(new URL("/healthz", monitored.url))).json();
+    assert.equal(typeof health.release, "string");
+    return {
+      chromium,
+      browser: chromium.browser,
+      ingest,
+      monitored,
+      unmonitored,
+      release: health.release,
+    };
+  } catch (error) {
+    for (const s of servers) if (s.status === "fulfilled") await s.value.stop();
+    await ingest.close();
+    await chromium.close();
+    throw error;
+  }
+}
+
+/** A page in its own browser context, with everything it did recorded. */
+interface Tab extends AsyncDisposable {
+  readonly page: Page;
+  /** Every request the page made, in order. */
+  readonly requests: Request[];
+  /** POSTs the page made to the app's tunnel. */
+  tunnelPosts(appUrl: string): string[];
+  /** No console errors, no hydration warnings, no uncaught errors, no failed requests. */
+  assertClean(): void;
+  /** Every request went to the app's origin, none to the ingest, and only /monitoring got posts. */
+  assertOnlyTunnelPosts(appUrl: string, ingestPort: number): void;
+}
+
+async function openTab(): Promise<Tab> {
+  const context = await fixture!.browser.newContext();
+  context.setDefaultTimeout(WAIT_MS);
+  const page = await context.newPage();
+  const requests: Request[] = [];
+  const consoleErrors: string[] = [];
+  const hydrationMessages: string[] = [];
+  const pageErrors: string[] = [];
+  const failures: string[] = [];
+  page.on("request", (r) => requests.push(r));
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+    if (/hydrat/i.test(m.text())) hydrationMessages.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  page.on("requestfailed", (r) => failures.push(`${r.url()}: ${r.failure()?.errorText}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) failures.push(`${r.url()}: ${r.status()}`);
+  });
+  const tunnelPosts = (appUrl: string) =>
+    requests.filter((r) => isTunnelPost(r, appUrl)).map((r) => r.url());
+  return {
+    page,
+    requests,
+    tunnelPosts,
+    assertClean() {
+      assert.deepEqual(consoleErrors, [], "console errors");
+      assert.deepEqual(hydrationMessages, [], "hydration warnings");
+      assert.deepEqual(pageErrors, [], "uncaught errors");
+      assert.deepEqual(failures, [], "failed requests");
+    },
+    assertOnlyTunnelPosts(appUrl, ingestPort) {
+      const origin = new URL(appUrl).origin;
+      const urls = requests.map((r) => r.url());
+      assert.deepEqual(urls.filter((u) => new URL(u).port === String(ingestPort)), []);
+      assert.deepEqual(urls.filter((u) => new URL(u).origin !== origin), []);
+      const posts = requests.filter((r) => r.method() !== "GET");
+      assert.ok(posts.length > 0, "the page posted to the tunnel");
+      assert.deepEqual(posts.map((r) => r.url()), tunnelPosts(appUrl));
+    },
+    [Symbol.asyncDispose]: () => context.close(),
+  };
+}
+
+/**
+ * Hold every request matching `pattern` until `release()` (or disposal); `held` resolves once
+ * the first one is being held.
+ */
+async function holdRequests(page: Page, pattern: RegExp) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  let onHeld!: () => void;
+  const held = new Promise<void>((resolve) => onHeld = resolve);
+  await page.route(pattern, async (route) => {
+    onHeld();
+    await released;
+    // The page may be gone by now if the test failed early.
+    await route.continue().catch(() => {});
+  });
+  return { held, release, [Symbol.dispose]: release };
+}
+
+function waitForHydration(page: Page) {
+  return page.waitForSelector('.shell[data-hydrated="true"]', { state: "attached" });
+}
+
+function isTunnelPost(request: Request, appUrl: string): boolean {
+  return request.method() === "POST" && request.url() === new URL("/monitoring", appUrl).href;
+}
+
+/**
+ * Wait until the ingest holds an envelope item of `type` whose payload matches, and return it.
+ * Waits on the ingest's own arrivals rather than sleeping.
+ */
+async function waitForItem(
+  type: "event" | "transaction",
+  matches: (event: Event) => boolean,
+): Promise<Event> {
+  const { ingest } = fixture!;
+  const deadline = Date.now() + WAIT_MS;
+  while (true) {
+    const envelopes = await ingest.envelopes();
+    const items = envelopes.flatMap((envelope) => envelope[1] as readonly Item[]);
+    for (const [header, payload] of items) {
+      if (header.type === type && matches(payload as Event)) return payload as Event;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const seen = items.map(([h, p]) => `${h.type} ${describeItem(p as Event)}`);
+      throw new Error(`no matching ${type} reached the ingest; it has:\n${seen.join("\n")}`);
+    }
+    await ingest.waitFor(envelopes.length + 1, "complete", left).catch(() => {});
+  }
+}
+
+/** Wait for the error event whose exception has this message. */
+function waitForError(message: string): Promise<Event> {
+  return waitForItem("event", (e) => exceptionOf(e)?.value === message);
+}
+
+function describeItem(event: Event): string {
+  return exceptionOf(event)?.value ?? event.transaction ?? "";
+}
+
+function exceptionOf(event: Event) {
+  return event.exception?.values?.[0];
+}
+
+function frameFunctions(event: Event): string[] {
+  return exceptionOf(event)?.stacktrace?.frames?.map((f) => f.function ?? "") ?? [];
+}
+
+function assertBrowserError(event: Event): void {
+  const { release } = fixture!;
+  assert.equal(event.sdk?.name, "sentry.javascript.react");
+  assert.equal(event.release, release);
+  assert.equal(event.environment, ENVIRONMENT);
+  const exception = exceptionOf(event);
+  assert.equal(exception?.type, "Error");
+  assert.equal(exception?.mechanism?.handled, false);
+  assert.ok((exception?.stacktrace?.frames?.length ?? 0) > 0, "the exception has stack frames");
+}
