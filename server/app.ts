@@ -11,6 +11,9 @@ import { internalError, methodNotAllowed, notFound } from "./pages.ts";
 import { createPageHandler } from "./page.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts";
 import { createTunnelHandler } from "./tunnel.ts";
+import { checkRequestLimits } from "./request_limits.ts";
+import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
+import { applySecurityHeaders, isHttps } from "./security_headers.ts";
 
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (
@@ -28,6 +31,8 @@ export interface AppDeps {
   readonly monitoring: Monitoring;
   /** Upstream fetch for the tunnel: the one from before monitoring wrapped `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Where request log lines go (one per request); stdout, batched, by default. */
+  readonly logLine?: (line: string) => void;
 }
 
 /**
@@ -54,7 +59,7 @@ export function createApp(deps: AppDeps): Handler {
     },
   };
 
-  const handler: Handler = async (req, info) => {
+  const route: Handler = async (req, info) => {
     try {
       const { pathname } = new URL(req.url);
       const route = routes[pathname];
@@ -74,7 +79,55 @@ export function createApp(deps: AppDeps): Handler {
       return internalError();
     }
   };
-  return deps.monitoring.instrumentHandler(handler, { untraced: [MONITORING_PATH] });
+  const traced = deps.monitoring.instrumentHandler(route, {
+    // Only the app's own routes: asset requests would be noise, and the tunnel's own
+    // requests must never be traced or reported (they would feed themselves).
+    shouldTrace: (pathname) => pathname in routes && pathname !== MONITORING_PATH,
+  });
+  const stdout = defaultLogWriter();
+  const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
+  const { trustProxy, hsts, logFormat } = deps.config;
+
+  // Limits, then the route; security headers, request id and one log line on every answer.
+  return async (req, info) => {
+    const started = performance.now();
+    const requestId = requestIdFor(req);
+    let res = checkRequestLimits(req) ?? await traced(req, info);
+    res = applySecurityHeaders(res, { https: isHttps(req, trustProxy), hsts });
+    res.headers.set("x-request-id", requestId);
+    logLine(formatRecord({
+      time: new Date().toISOString(),
+      method: req.method,
+      path: pathForLog(req.url),
+      status: res.status,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      bytes: contentLength(res),
+      requestId,
+    }, logFormat));
+    return res;
+  };
+}
+
+let stdoutWriter: LineWriter | undefined;
+/** The process-wide batched stdout writer, so shutdown can flush it. */
+export function defaultLogWriter(): LineWriter {
+  stdoutWriter ??= new LineWriter();
+  return stdoutWriter;
+}
+
+// From the header only: reading `res.body` would turn a string body into a stream and cost
+// Deno its fast path (and the Content-Length). Handlers that know their size set the header.
+function contentLength(res: Response): number | null {
+  const header = res.headers.get("content-length");
+  return header === null ? null : Number(header);
+}
+
+// The path only: query strings can carry tokens and personal data that don't belong in logs.
+function pathForLog(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const path = start === -1 ? "/" : url.slice(start);
+  const end = path.search(/[?#]/);
+  return end === -1 ? path : path.slice(0, end);
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.

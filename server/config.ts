@@ -3,6 +3,7 @@
  * An invalid value throws a {@link ConfigError} whose message names the variable and what it
  * expected, so start-up can stop with that one line.
  */
+import { DEV_INBOX_DSN } from "./constants.ts";
 import { type Dsn, parseDsn } from "./dsn.ts";
 
 /** Everything the server needs to know from its environment. */
@@ -24,6 +25,14 @@ export interface Config {
   readonly serveSourceMaps: boolean;
   /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
   readonly debugErrorRoute: boolean;
+  /** Request log lines: JSON for log pipelines, text for people. */
+  readonly logFormat: "json" | "text";
+  /** Strict-Transport-Security: `auto` sends it on requests that arrived over HTTPS. */
+  readonly hsts: "auto" | "on" | "off";
+  /** `deno task dev`: live reload under /_dev/, and development defaults for monitoring. */
+  readonly devMode: boolean;
+  /** Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry. */
+  readonly devInbox: boolean;
 }
 
 /** A configuration value that cannot be used; the message is one line for the operator. */
@@ -50,7 +59,16 @@ export const DEFAULTS = {
  * loadConfig({ PORT: "0", HOST: "127.0.0.1" }).port; // 0
  */
 export function loadConfig(env: Env): Config {
-  const sentryDsn = optional(env, "SENTRY_DSN");
+  const devMode = boolean(env, "DEV_MODE", false);
+  const ownSentryDsn = optional(env, "SENTRY_DSN");
+  const devInbox = boolean(env, "DEV_INBOX", devMode && ownSentryDsn === undefined);
+  if (devInbox && ownSentryDsn !== undefined) {
+    throw new ConfigError(
+      "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces Sentry)",
+    );
+  }
+  // The inbox stands in for Sentry: both SDKs get a DSN that only this server answers.
+  const sentryDsn = devInbox ? DEV_INBOX_DSN : ownSentryDsn;
   const ownDsn = sentryDsn === undefined ? [] : [dsnValue("SENTRY_DSN", sentryDsn)];
   const extraDsns = (optional(env, "TUNNEL_ALLOWED_DSNS") ?? "")
     .split(",")
@@ -61,9 +79,15 @@ export function loadConfig(env: Env): Config {
     port: integer(env, "PORT", DEFAULTS.port, 0, 65535),
     host: optional(env, "HOST") ?? DEFAULTS.host,
     sentryDsn,
-    sentryEnvironment: optional(env, "SENTRY_ENVIRONMENT") ?? DEFAULTS.sentryEnvironment,
+    sentryEnvironment: optional(env, "SENTRY_ENVIRONMENT") ??
+      (devMode ? "development" : DEFAULTS.sentryEnvironment),
     sentryRelease: optional(env, "SENTRY_RELEASE"),
-    tracesSampleRate: rate(env, "SENTRY_TRACES_SAMPLE_RATE", DEFAULTS.tracesSampleRate),
+    // In development every request and page load is traced, so the inbox shows them all.
+    tracesSampleRate: rate(
+      env,
+      "SENTRY_TRACES_SAMPLE_RATE",
+      devMode ? 1 : DEFAULTS.tracesSampleRate,
+    ),
     tunnelAllowedDsns: [...ownDsn, ...extraDsns],
     tunnelMaxBodyBytes: integer(
       env,
@@ -76,6 +100,10 @@ export function loadConfig(env: Env): Config {
     trustProxy: boolean(env, "TRUST_PROXY", false),
     serveSourceMaps: boolean(env, "SERVE_SOURCE_MAPS", false),
     debugErrorRoute: boolean(env, "DEBUG_ERROR_ROUTE", false),
+    logFormat: oneOf(env, "LOG_FORMAT", ["json", "text"] as const, "json"),
+    hsts: oneOf(env, "HSTS", ["auto", "on", "off"] as const, "auto"),
+    devMode,
+    devInbox,
   };
 }
 
@@ -93,6 +121,10 @@ export const CONFIG_VARIABLES = [
   "TRUST_PROXY",
   "SERVE_SOURCE_MAPS",
   "DEBUG_ERROR_ROUTE",
+  "LOG_FORMAT",
+  "HSTS",
+  "DEV_MODE",
+  "DEV_INBOX",
 ] as const;
 
 // Empty strings count as unset: `FOO= deno task start` is a common way to clear a value.
@@ -127,6 +159,18 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (["1", "true", "yes", "on"].includes(raw)) return true;
   if (["0", "false", "no", "off"].includes(raw)) return false;
   throw new ConfigError(`${name}: expected true or false, got ${show(raw)}`);
+}
+
+function oneOf<const T extends string>(
+  env: Env,
+  name: string,
+  choices: readonly T[],
+  fallback: T,
+): T {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if ((choices as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name}: expected one of ${choices.join(", ")}, got ${show(raw)}`);
 }
 
 function dsnValue(name: string, raw: string): Dsn {

@@ -14,8 +14,11 @@ import { escapeHtml } from "./render.ts";
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
   readonly enabled: boolean;
-  /** Wrap the app's handler: one span per request except for `untraced` paths. */
-  instrumentHandler(handler: Handler, options: { untraced: readonly string[] }): Handler;
+  /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
+  instrumentHandler(
+    handler: Handler,
+    options: { shouldTrace: (pathname: string) => boolean },
+  ): Handler;
   /** Report an error the app caught (it has already answered with a 500). */
   captureError(error: unknown): void;
   /** `<meta>` tags carrying the current trace, for the browser to continue it. */
@@ -37,12 +40,18 @@ const OFF: Monitoring = {
  *
  * @example
  * const monitoring = startMonitoring(config, release);
- * Deno.serve(monitoring.instrumentHandler(app, { untraced: ["/monitoring"] }));
+ * Deno.serve(monitoring.instrumentHandler(app, { shouldTrace: (path) => path === "/" }));
  */
-export function startMonitoring(config: Config, release: string): Monitoring {
+export function startMonitoring(
+  config: Config,
+  release: string,
+  /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
+  options: { transport?: Sentry.DenoOptions["transport"] } = {},
+): Monitoring {
   if (config.sentryDsn === undefined) return OFF;
   Sentry.init({
     dsn: config.sentryDsn,
+    transport: options.transport,
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
@@ -58,12 +67,13 @@ export function startMonitoring(config: Config, release: string): Monitoring {
   };
 }
 
-function instrumentHandler(handler: Handler, options: { untraced: readonly string[] }): Handler {
-  const untraced = new Set(options.untraced);
+function instrumentHandler(
+  handler: Handler,
+  options: { shouldTrace: (pathname: string) => boolean },
+): Handler {
   return (req, info) => {
     const { pathname } = new URL(req.url);
-    // The tunnel's own traffic is never traced or reported: it would feed itself.
-    if (untraced.has(pathname)) return handler(req, info);
+    if (!options.shouldTrace(pathname)) return handler(req, info);
     return Sentry.withIsolationScope((scope) => {
       scope.setSDKProcessingMetadata({
         normalizedRequest: { method: req.method, url: req.url },

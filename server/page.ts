@@ -3,6 +3,7 @@
  */
 import type { AppDeps, Handler } from "./app.ts";
 import { MONITORING_PATH } from "./constants.ts";
+import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer } from "./render.ts";
 
 /** Build the handler for the HTML page. */
@@ -22,20 +23,20 @@ export function createPageHandler(
       },
     },
   });
-  return () => {
-    const html = render({ nonce: createNonce(), headTags: monitoring.traceMetaTags() });
+  const ownDsn = config.sentryDsn === undefined ? undefined : config.tunnelAllowedDsns[0];
+  const reportUri = ownDsn &&
+    sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
+  const encoder = new TextEncoder();
+  return (req) => {
+    const nonce = createNonce();
+    const body = encoder.encode(render({ nonce, headTags: monitoring.traceMetaTags() }));
     const headers = {
       "content-type": "text/html; charset=utf-8",
       // The page carries per-request parts (nonce, trace), so caches must revalidate.
       "cache-control": "no-cache",
+      "content-security-policy": contentSecurityPolicy(nonce, reportUri),
+      "content-length": String(body.length),
     };
-    // Deno drops the body of a HEAD response itself and keeps the Content-Length.
-    return new Response(html, { headers });
+    return new Response(req.method === "HEAD" ? null : body, { headers });
   };
-}
-
-/** A fresh 128-bit nonce, base64-encoded. */
-export function createNonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes));
 }

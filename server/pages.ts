@@ -17,7 +17,11 @@ function page(status: number, title: string, message: string, headers: HeadersIn
   const h = new Headers(headers);
   h.set("content-type", HTML);
   h.set("cache-control", "no-store");
-  return new Response(body, { status, headers: h });
+  // These pages run nothing and load nothing.
+  h.set("content-security-policy", "default-src 'none'; base-uri 'none'; frame-ancestors 'none'");
+  const bytes = new TextEncoder().encode(body);
+  h.set("content-length", String(bytes.length));
+  return new Response(bytes, { status, headers: h });
 }
 
 /** 404 page for a path nothing answers. */

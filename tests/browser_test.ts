@@ -37,8 +37,8 @@ if (started.chromium === null) console.log(`browser tests ignored: ${started.rea
 // One browser and two servers for the file: starting them per test would dominate the run time.
 const fixture = started.chromium === null ? null : await startFixture(started.chromium);
 // Playwright's connection and the shared servers start timers before the first test that
-// finish inside it, which the op sanitizer would report as leaks of that test.
-const options = { ignore: fixture === null, sanitizeOps: false };
+// finish inside it, which the sanitizers would report as leaks of that test.
+const options = { ignore: fixture === null, sanitizeOps: false, sanitizeResources: false };
 
 Deno.test.afterAll(async () => {
   if (fixture === null) return;

@@ -1,0 +1,84 @@
+/**
+ * Start-up: read the configuration, load the build, start monitoring and build the app's
+ * handler. Shared by the two entries, `main.ts` (`deno run`: listens, handles signals) and
+ * `serve.ts` (`deno serve --parallel`: Deno listens, one app per worker).
+ */
+import { createApp, type Handler } from "./app.ts";
+import { type Config, CONFIG_VARIABLES, ConfigError, loadConfig } from "./config.ts";
+import { readManifest } from "./manifest.ts";
+import {
+  describeMissing,
+  envPermissions,
+  firstMissing,
+  runtimePermissions,
+} from "./permissions.ts";
+import { type Monitoring, startMonitoring } from "./monitoring.ts";
+import { indexStaticFiles } from "./static_files.ts";
+
+/** The folder served at `/`; the build writes its output under it. */
+export const STATIC_ROOT = "static";
+
+/** A ready-to-serve app and what its entry needs to listen and shut down. */
+export interface ServerApp {
+  readonly config: Config;
+  /** The release reported to monitoring and on /healthz. */
+  readonly release: string;
+  readonly monitoring: Monitoring;
+  readonly handler: Handler;
+}
+
+/** A start-up failure the operator can fix; the message is one line. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Build the app from environment variables (as {@link readEnv} returns them).
+ * Throws {@link ConfigError} or {@link StartupError} for what the operator must fix.
+ *
+ * @example
+ * const app = await createServerApp(readEnv());
+ * Deno.serve({ port: app.config.port }, app.handler);
+ */
+export async function createServerApp(env: Env): Promise<ServerApp> {
+  const config = loadConfig(env);
+  const missing = firstMissing(runtimePermissions(config, STATIC_ROOT));
+  if (missing) throw new StartupError(describeMissing(missing));
+  const manifest = await readManifest().catch((error) => {
+    throw new StartupError(error.message);
+  });
+  const staticIndex = await indexStaticFiles(STATIC_ROOT, {
+    serveSourceMaps: config.serveSourceMaps,
+  });
+  const release = config.sentryRelease ?? manifest.buildId;
+  // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
+  const upstreamFetch = globalThis.fetch;
+  const monitoring = startMonitoring(config, release);
+  const handler = createApp({
+    config,
+    manifest,
+    staticIndex,
+    release,
+    monitoring,
+    fetch: upstreamFetch,
+  });
+  return { config, release, monitoring, handler };
+}
+
+/** The configuration variables from the process environment (only those: least privilege). */
+export function readEnv(): Record<string, string | undefined> {
+  const missing = firstMissing(envPermissions());
+  if (missing) exitOnStartupError(new StartupError(describeMissing(missing)));
+  return Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, Deno.env.get(name)]));
+}
+
+/** Stop start-up with one line and exit code 1 for an operator error; rethrow anything else. */
+export function exitOnStartupError(error: unknown): never {
+  if (error instanceof ConfigError || error instanceof StartupError) {
+    console.error(`error: ${error.message}`);
+    Deno.exit(1);
+  }
+  throw error;
+}

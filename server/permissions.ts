@@ -1,0 +1,58 @@
+/**
+ * Start-up check of Deno permissions: the server asks for exactly what it uses, and a missing
+ * grant stops it with one line naming the flag, instead of failing on the first request.
+ */
+import type { Config } from "./config.ts";
+import { CONFIG_VARIABLES } from "./config.ts";
+
+/** One permission the server needs and why. */
+export interface Need {
+  readonly descriptor: Deno.PermissionDescriptor;
+  /** The command-line flag that grants it. */
+  readonly flag: string;
+  readonly why: string;
+}
+
+/** Env access for every configuration variable: checked before the configuration is read. */
+export function envPermissions(): Need[] {
+  return ["NODE_ENV", ...CONFIG_VARIABLES].map((name) => ({
+    descriptor: { name: "env", variable: name },
+    flag: `--allow-env=${name}`,
+    why: "to read the configuration",
+  }));
+}
+
+/** What serving needs for this configuration: the static folder, listening, the ingests. */
+export function runtimePermissions(config: Config, staticDir: string): Need[] {
+  const needs: Need[] = [
+    {
+      descriptor: { name: "read", path: staticDir },
+      flag: `--allow-read=${staticDir}`,
+      why: "to serve static files and read the build manifest",
+    },
+    {
+      descriptor: { name: "net", host: `${config.host}:${config.port || 1}` },
+      flag: `--allow-net=${config.host}${config.port ? `:${config.port}` : ""}`,
+      why: "to listen for requests",
+    },
+  ];
+  for (const dsn of config.tunnelAllowedDsns) {
+    const host = `${dsn.hostname}:${dsn.port}`;
+    needs.push({
+      descriptor: { name: "net", host },
+      flag: `--allow-net=${host}`,
+      why: "to send monitoring data to Sentry",
+    });
+  }
+  return needs;
+}
+
+/** The one-line message for a missing permission. */
+export function describeMissing(need: Need): string {
+  return `missing permission ${need.flag} (needed ${need.why})`;
+}
+
+/** The first need that is not granted, or `undefined` when all are. */
+export function firstMissing(needs: readonly Need[]): Need | undefined {
+  return needs.find((need) => Deno.permissions.querySync(need.descriptor).state !== "granted");
+}

@@ -1,0 +1,78 @@
+/**
+ * One log line per request: JSON by default (for log pipelines), plain text with
+ * `LOG_FORMAT=text` (for people). Lines are batched and written asynchronously, so logging
+ * costs a string format per request, not a blocking write.
+ */
+
+/** What is logged about a request. */
+export interface RequestRecord {
+  readonly time: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly durationMs: number;
+  /** Response body size when known (Content-Length), otherwise null (streamed). */
+  readonly bytes: number | null;
+  readonly requestId: string;
+}
+
+/** Log line format. */
+export type LogFormat = "json" | "text";
+
+/** Format one record as a single line (no newline). */
+export function formatRecord(record: RequestRecord, format: LogFormat): string {
+  if (format === "json") return JSON.stringify(record);
+  const bytes = record.bytes === null ? "-" : String(record.bytes);
+  return `${record.time} ${record.method} ${JSON.stringify(record.path)} ${record.status} ` +
+    `${record.durationMs}ms ${bytes}B ${record.requestId}`;
+}
+
+// Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request id to use: the incoming `X-Request-Id` if sane, else a new random one. */
+export function requestIdFor(req: Request): string {
+  const incoming = req.headers.get("x-request-id");
+  return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+}
+
+/** Collects lines and writes them in batches to a sink (stdout by default). */
+export class LineWriter {
+  #lines: string[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #writing: Promise<void> = Promise.resolve();
+  readonly #sink: (bytes: Uint8Array) => Promise<unknown>;
+  readonly #delayMs: number;
+
+  constructor(
+    sink: (bytes: Uint8Array) => Promise<unknown> = (b) => writeAll(Deno.stdout, b),
+    delayMs = 50,
+  ) {
+    this.#sink = sink;
+    this.#delayMs = delayMs;
+  }
+
+  /** Queue a line; it is written within the delay, or at once when many are waiting. */
+  write(line: string): void {
+    this.#lines.push(line);
+    if (this.#lines.length >= 256) this.flush();
+    else this.#timer ??= setTimeout(() => this.flush(), this.#delayMs);
+  }
+
+  /** Write everything queued; resolves when it has been written. */
+  flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#lines.length > 0) {
+      const bytes = new TextEncoder().encode(this.#lines.join("\n") + "\n");
+      this.#lines = [];
+      this.#writing = this.#writing.then(() => this.#sink(bytes)).then(() => {}, () => {});
+    }
+    return this.#writing;
+  }
+}
+
+async function writeAll(target: { write(p: Uint8Array): Promise<number> }, bytes: Uint8Array) {
+  let written = 0;
+  while (written < bytes.length) written += await target.write(bytes.subarray(written));
+}
