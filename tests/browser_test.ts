@@ -76,8 +76,78 @@ Deno.test({
     );
     await tab.page.waitForLoadState("networkidle");
     tab.assertClean();
+    assert.deepEqual(await tab.cspViolations(), [], "CSP violations with monitoring on");
+    assert.ok(
+      tab.requests.some((r) => MONITORING_CHUNK.test(new URL(r.url()).pathname)),
+      "the Sentry chunk loaded under the CSP",
+    );
   },
 });
+
+Deno.test({
+  name: "browser: an injected inline script without the nonce is blocked and reported",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    await using tab = await openTab();
+    const reportsBefore = securityReports(ingest).length;
+    // Play the attacker: a proxy in front of the app injects an inline script, without the
+    // nonce, into the HTML, as a stored XSS would. (Rewriting the page with page.route also
+    // blocks the script, but Chromium sends no report for a document Playwright fulfilled.)
+    await using proxy = startInjectingProxy(monitored.url);
+    await tab.page.goto(proxy.url);
+    await waitForHydration(tab.page);
+    assert.equal(
+      await tab.page.evaluate(() => "__injected" in globalThis),
+      false,
+      "it did not run",
+    );
+    // The violation event is dispatched as a task after the script is refused.
+    await tab.page.waitForFunction(() =>
+      (globalThis as unknown as { __cspViolations: string[] }).__cspViolations.length > 0
+    );
+    assert.deepEqual(await tab.cspViolations(), ["script-src-elem inline"]);
+    // The browser posts the report to Sentry's security endpoint for the app's DSN.
+    const deadline = Date.now() + WAIT_MS;
+    while (securityReports(ingest).length === reportsBefore && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const report = securityReports(ingest).at(-1);
+    assert.ok(report, "a violation report reached the ingest");
+    assert.match(report.path, /^\/api\/1\/security\/\?sentry_key=public&/);
+    const body = JSON.parse(new TextDecoder().decode(report.body));
+    assert.equal(body["csp-report"]["blocked-uri"], "inline");
+  },
+});
+
+/** A pass-through proxy to `target` that adds an un-nonced inline script to HTML pages. */
+function startInjectingProxy(target: string) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const url = new URL(req.url);
+    const upstream = await fetch(new URL(url.pathname + url.search, target), {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+    });
+    if (!upstream.headers.get("content-type")?.startsWith("text/html")) return upstream;
+    const html = (await upstream.text()).replace(
+      "</body>",
+      "<script>globalThis.__injected = true;</script></body>",
+    );
+    const headers = new Headers(upstream.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    return new Response(html, { status: upstream.status, headers });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/`,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+function securityReports(ingest: FakeIngest) {
+  return ingest.requests.filter((r) => r.path.startsWith("/api/1/security/"));
+}
 
 Deno.test({
   name: "browser: uncaught errors and rejections reach the ingest only through POST /monitoring",
@@ -214,6 +284,7 @@ Deno.test({
     await tab.page.goto(unmonitored.url, { waitUntil: "networkidle" });
     await waitForHydration(tab.page);
     tab.assertClean();
+    assert.deepEqual(await tab.cspViolations(), [], "CSP violations");
     const paths = tab.requests.map((r) => new URL(r.url()).pathname);
     assert.ok(paths.some((p) => MAIN_SCRIPT.test(p)), JSON.stringify(paths));
     assert.deepEqual(paths.filter((p) => MONITORING_CHUNK.test(p)), [], "no Sentry chunk");
@@ -265,6 +336,8 @@ interface Tab extends AsyncDisposable {
   tunnelPosts(appUrl: string): string[];
   /** No console errors, no hydration warnings, no uncaught errors, no failed requests. */
   assertClean(): void;
+  /** Every `securitypolicyviolation` event the page saw, as "directive blocked-uri". */
+  cspViolations(): Promise<string[]>;
   /** Every request went to the app's origin, none to the ingest, and only /monitoring got posts. */
   assertOnlyTunnelPosts(appUrl: string, ingestPort: number): void;
 }
@@ -272,6 +345,14 @@ interface Tab extends AsyncDisposable {
 async function openTab(): Promise<Tab> {
   const context = await fixture!.browser.newContext();
   context.setDefaultTimeout(WAIT_MS);
+  // Runs before any page script, outside the page's CSP, so it sees every violation.
+  await context.addInitScript(() => {
+    const seen: string[] = [];
+    Object.assign(globalThis, { __cspViolations: seen });
+    document.addEventListener("securitypolicyviolation", (e) => {
+      seen.push(`${e.effectiveDirective} ${e.blockedURI}`);
+    });
+  });
   const page = await context.newPage();
   const requests: Request[] = [];
   const consoleErrors: string[] = [];
@@ -309,6 +390,8 @@ async function openTab(): Promise<Tab> {
       assert.ok(posts.length > 0, "the page posted to the tunnel");
       assert.deepEqual(posts.map((r) => r.url()), tunnelPosts(appUrl));
     },
+    cspViolations: () =>
+      page.evaluate(() => (globalThis as unknown as { __cspViolations: string[] }).__cspViolations),
     [Symbol.asyncDispose]: () => context.close(),
   };
 }
