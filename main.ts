@@ -4,9 +4,10 @@
  *
  *   deno task start
  */
+import "./server/preflight.ts";
 import { createServerApp, exitOnStartupError, readEnv } from "./server/boot.ts";
 import { defaultLogWriter } from "./server/app.ts";
-import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { DEV_PATHS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
@@ -19,6 +20,9 @@ const server = Deno.serve({
     console.log(`Listening on http://${shown}:${port}/ (release ${release})`);
     if (config.sentryDsn === undefined) {
       console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
+    }
+    if (config.devInbox) {
+      console.log(`Monitoring goes to the dev inbox: http://${shown}:${port}${DEV_PATHS.inbox}`);
     }
   },
 }, handler);

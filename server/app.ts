@@ -136,9 +136,13 @@ function throwDebugError(): never {
 }
 
 function healthHandler(release: string): Handler {
-  const body = JSON.stringify({ status: "ok", release });
+  const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
   return () =>
     new Response(body, {
-      headers: { "content-type": "application/json", "cache-control": "no-store" },
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        "content-length": String(body.length),
+      },
     });
 }

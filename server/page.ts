@@ -2,7 +2,7 @@
  * `GET /`: the server-rendered shell.
  */
 import type { AppDeps, Handler } from "./app.ts";
-import { MONITORING_PATH } from "./constants.ts";
+import { DEV_PATHS, MONITORING_PATH } from "./constants.ts";
 import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer } from "./render.ts";
 
@@ -22,8 +22,12 @@ export function createPageHandler(
         tunnel: MONITORING_PATH,
       },
     },
+    devScript: config.devMode ? DEV_PATHS.client : undefined,
   });
-  const ownDsn = config.sentryDsn === undefined ? undefined : config.tunnelAllowedDsns[0];
+  // The dev inbox's DSN names no real ingest: violation reports would go nowhere.
+  const ownDsn = config.sentryDsn === undefined || config.devInbox
+    ? undefined
+    : config.tunnelAllowedDsns[0];
   const reportUri = ownDsn &&
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
   const encoder = new TextEncoder();

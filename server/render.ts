@@ -19,6 +19,14 @@ export interface RequestParts {
 /** Values the browser reads at start-up; serialized into the page, never baked into the bundle. */
 export type ClientConfig = Readonly<Record<string, unknown>>;
 
+/** What is the same for every request. */
+export interface RenderOptions {
+  readonly title: string;
+  readonly clientConfig: ClientConfig;
+  /** Development only: one more module script (live reload), with the request's nonce. */
+  readonly devScript?: string;
+}
+
 const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
@@ -31,7 +39,7 @@ const HEAD = "\0head\0";
  */
 export function createDocumentRenderer(
   manifest: Manifest,
-  options: { title: string; clientConfig: ClientConfig },
+  options: RenderOptions,
 ): (parts: RequestParts) => string {
   const segments = documentTemplate(manifest, options, renderToString(createElement(App)))
     .split(/(\0nonce\0|\0head\0)/);
@@ -46,7 +54,7 @@ export function createDocumentRenderer(
 
 function documentTemplate(
   manifest: Manifest,
-  options: { title: string; clientConfig: ClientConfig },
+  options: RenderOptions,
   appHtml: string,
 ): string {
   const nonce = `nonce="${NONCE}"`;
@@ -68,6 +76,9 @@ function documentTemplate(
       serializeJson(options.clientConfig)
     }</script>`,
     `<script type="module" src="${escapeHtml(manifest.script)}" ${nonce}></script>`,
+    ...(options.devScript
+      ? [`<script type="module" src="${escapeHtml(options.devScript)}" ${nonce}></script>`]
+      : []),
     "</head>",
     "<body>",
     `<div id="root">${appHtml}</div>`,

@@ -90,9 +90,10 @@ export async function startServer(
 /** Run `main.ts` to completion (for start-up failures) and return its exit code and output. */
 export async function runServerToExit(
   env: Record<string, string>,
+  args: string[] = startTaskArgs(),
 ): Promise<{ code: number; output: string }> {
   const result = await new Deno.Command(Deno.execPath(), {
-    args: startTaskArgs(),
+    args,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
     stdin: "null",

@@ -1,0 +1,45 @@
+/**
+ * Entry point for `deno serve`, which listens itself and, with `--parallel`, runs one copy of
+ * this module per CPU core (or `DENO_JOBS`) on the same port:
+ *
+ *   deno task start:parallel
+ *
+ * Deno chooses the address (`--port`/`--host`, or `DENO_SERVE_ADDRESS=tcp:HOST:PORT`), so PORT
+ * and HOST do not apply here. Each worker builds its own app (server/boot.ts), with its own
+ * monitoring client; on SIGINT/SIGTERM each one flushes it before the process exits.
+ */
+import "./server/preflight.ts";
+import "./server/preflight.ts";
+import { createServerApp, exitOnStartupError, readEnv } from "./server/boot.ts";
+import { defaultLogWriter } from "./server/app.ts";
+import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+
+const { config, release, monitoring, handler } = await createServerApp(readEnv())
+  .catch(exitOnStartupError);
+
+// Every worker hears the signal. The first to call Deno.exit ends the process for all, so
+// each waits out the same deadline when there may be monitoring data left to send.
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    const deadline = Date.now() + FLUSH_TIMEOUT_MS;
+    await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
+    if (monitoring.enabled) await new Promise((r) => setTimeout(r, deadline - Date.now()));
+    Deno.exit(0);
+  });
+}
+
+export default {
+  fetch: handler,
+  // Called in the first worker only.
+  onListen(addr) {
+    const { hostname, port } = addr as Deno.NetAddr;
+    const shown = hostname === "0.0.0.0" ? "localhost" : hostname;
+    console.log(`Listening on http://${shown}:${port}/ (release ${release}, deno serve)`);
+    if (config.sentryDsn === undefined) {
+      console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
+    }
+  },
+} satisfies Deno.ServeDefaultExport;

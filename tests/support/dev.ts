@@ -1,0 +1,224 @@
+/**
+ * Support for the dev-mode tests: a throwaway copy of the project to edit, `deno task dev`
+ * started in it, and a reader for its Server-Sent Events.
+ *
+ * @example
+ * await using project = await copyProject();
+ * await using dev = await startDev(project.dir);
+ * const events = openEvents(`${dev.url}_dev/reload`);
+ */
+import denoJson from "../../deno.json" with { type: "json" };
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+// What dev mode needs; static/build is left out so the copy starts without a build.
+const COPIED = ["client", "server", "main.ts", "serve.ts", "deno.json", "deno.lock"];
+const START_TIMEOUT_MS = 30_000;
+
+/** A temporary copy of the project; removed on dispose. */
+export interface ProjectCopy extends AsyncDisposable {
+  readonly dir: string;
+  /** Write a file (path relative to the copy). */
+  write(path: string, text: string): Promise<void>;
+  read(path: string): Promise<string>;
+}
+
+/** Copy the project into a temporary folder, with node_modules linked rather than copied. */
+export async function copyProject(): Promise<ProjectCopy> {
+  const dir = await Deno.makeTempDir({ prefix: "dev-test-" });
+  for (const name of COPIED) await copy(`${ROOT}${name}`, `${dir}/${name}`);
+  await Deno.mkdir(`${dir}/static`);
+  for await (const entry of Deno.readDir(`${ROOT}static`)) {
+    if (entry.isFile) {
+      await Deno.copyFile(`${ROOT}static/${entry.name}`, `${dir}/static/${entry.name}`);
+    }
+  }
+  await Deno.symlink(`${ROOT}node_modules`, `${dir}/node_modules`);
+  return {
+    dir,
+    write: (path, text) => Deno.writeTextFile(`${dir}/${path}`, text),
+    read: (path) => Deno.readTextFile(`${dir}/${path}`),
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+async function copy(from: string, to: string): Promise<void> {
+  const info = await Deno.stat(from);
+  if (!info.isDirectory) return await Deno.copyFile(from, to);
+  await Deno.mkdir(to);
+  for await (const entry of Deno.readDir(from)) {
+    await copy(`${from}/${entry.name}`, `${to}/${entry.name}`);
+  }
+}
+
+/** `deno task dev`'s arguments after `deno`. */
+export function devTaskArgs(): string[] {
+  const command = denoJson.tasks.dev.command.trim().split(/\s+/);
+  return command.slice(command.indexOf("deno") + 1);
+}
+
+/** A running `deno task dev`. */
+export interface RunningDev extends AsyncDisposable {
+  /** The server's URL, from its start-up line. */
+  readonly url: string;
+  readonly process: Deno.ChildProcess;
+  /** Everything printed so far. */
+  output(): string;
+  /** Resolve once the output (from `from` on) matches `pattern`. */
+  waitForOutput(pattern: RegExp, from?: number, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** SIGTERM, then the exit status. */
+  stop(): Promise<Deno.CommandStatus>;
+}
+
+/** Start `deno task dev` in `dir` on 127.0.0.1, port 0, and wait until it serves. */
+export async function startDev(dir: string): Promise<RunningDev> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: devTaskArgs(),
+    cwd: dir,
+    env: { ...inheritedEnv(), PORT: "0", HOST: "127.0.0.1", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const listeners = new Set<() => void>();
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      listeners.forEach((check) => check());
+    }
+  };
+  const collected = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  let stopped: Promise<Deno.CommandStatus> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already exited */ }
+      const status = await child.status;
+      await collected;
+      return status;
+    })();
+
+  const waitForOutput = (pattern: RegExp, from = 0, timeoutMs = START_TIMEOUT_MS) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(text.slice(from));
+        if (match === null) return;
+        done();
+        resolve(match);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`dev: no ${pattern} in ${timeoutMs} ms; output:\n${text}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+      };
+      listeners.add(check);
+      check();
+    });
+
+  let url: string;
+  try {
+    url = (await waitForOutput(/Listening on (http:\/\/127\.0\.0\.1:\d+\/)/))[1];
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url,
+    process: child,
+    output: () => text,
+    waitForOutput,
+    stop,
+    [Symbol.asyncDispose]: async () => void await stop(),
+  };
+}
+
+function inheritedEnv(): Record<string, string> {
+  const keep = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"];
+  return Object.fromEntries(keep.flatMap((name) => {
+    const value = Deno.env.get(name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
+/** One Server-Sent Event. */
+export interface ServerEvent {
+  readonly event: string;
+  readonly data: string;
+}
+
+/** An open event stream; events are collected as they arrive. */
+export interface EventReader extends AsyncDisposable {
+  readonly events: readonly ServerEvent[];
+  /** The first event named `name` at or after index `from`. */
+  next(name: string, from?: number, timeoutMs?: number): Promise<ServerEvent>;
+  close(): Promise<void>;
+}
+
+/** Open `url` as a Server-Sent Events stream. */
+export async function openEvents(url: string): Promise<EventReader> {
+  const response = await fetch(url);
+  if (!response.ok || response.body === null) {
+    await response.body?.cancel();
+    throw new Error(`${url}: ${response.status}`);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const events: ServerEvent[] = [];
+  const listeners = new Set<() => void>();
+  const reading = (async () => {
+    let buffer = "";
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const field = (name: string) =>
+            block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
+          const event = field("event");
+          if (event !== undefined) events.push({ event, data: field("data") ?? "" });
+        }
+        listeners.forEach((check) => check());
+      }
+    } catch {
+      // cancelled by close()
+    }
+  })();
+  const close = async () => {
+    await reader.cancel().catch(() => {});
+    await reading;
+  };
+  return {
+    events,
+    next(name, from = 0, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = events.slice(from).find((e) => e.event === name);
+          if (found === undefined) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`no "${name}" event in ${timeoutMs} ms; got ${JSON.stringify(events)}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
