@@ -33,7 +33,7 @@ export function createPageHandler(
   const encoder = new TextEncoder();
   return (req) => {
     const nonce = createNonce();
-    const body = encoder.encode(render({ nonce, headTags: monitoring.traceMetaTags() }));
+    const body = encoder.encode(render({ nonce, headTags: monitoring.traceMetaTags(req) }));
     const headers = {
       "content-type": "text/html; charset=utf-8",
       // The page carries per-request parts (nonce, trace), so caches must revalidate.

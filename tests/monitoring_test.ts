@@ -73,3 +73,43 @@ Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest
     await server.stop();
   }
 });
+
+Deno.test("unsampled requests still hand the browser a trace to continue, and send nothing", async () => {
+  await using ingest = startFakeIngest();
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+    SENTRY_RELEASE: "r1",
+  });
+  try {
+    const html = await (await fetch(server.url)).text();
+    const trace = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-0">/.exec(html);
+    assert.ok(trace, "a sentry-trace meta tag marked not sampled");
+    const baggage = /<meta name="baggage" content="([^"]+)">/.exec(html)?.[1] ?? "";
+    for (
+      const part of [
+        `sentry-trace_id=${trace[1]}`,
+        "sentry-sampled=false",
+        "sentry-sample_rate=0",
+        "sentry-release=r1",
+        "sentry-public_key=key",
+      ]
+    ) assert.ok(baggage.includes(part), `${part} in ${baggage}`);
+
+    // A request that arrives inside a sampled trace is traced whatever the local rate.
+    const parent = "0123456789abcdef0123456789abcdef-0123456789abcdef-1";
+    const continued = await fetch(server.url, { headers: { "sentry-trace": parent } });
+    assert.match(
+      await continued.text(),
+      /content="0123456789abcdef0123456789abcdef-[0-9a-f]{16}-1"/,
+    );
+    assert.equal((await server.stop("SIGTERM")).code, 0);
+    const traced = await transactions(ingest);
+    assert.deepEqual(
+      traced.map((t) => t.contexts?.trace?.trace_id),
+      ["0123456789abcdef0123456789abcdef"],
+    );
+  } finally {
+    await server.stop();
+  }
+});
