@@ -61,7 +61,7 @@ export function parseEnvelopeHeader(line: Uint8Array): EnvelopeHeaderResult {
   if (!Object.hasOwn(header, "dsn")) return fail("envelope header has no dsn");
   const dsn: unknown = (header as Record<string, unknown>).dsn;
   if (typeof dsn !== "string") return fail("envelope header dsn is not a string");
-  const parsed = parseDsn(dsn);
+  const parsed = parseDsnOnce(dsn);
   return parsed === null
     ? fail("envelope header dsn is not a valid DSN")
     : { ok: true, dsn: parsed };
@@ -108,6 +108,18 @@ export function takeBytes(
     filled += part.byteLength;
   }
   return out.subarray(0, filled);
+}
+
+// Every envelope from an app names the same DSN: remembering the last one parsed saves a URL
+// parse per envelope. parseDsn is pure, so the answer is the same; frozen, so it stays the same.
+let lastDsn: { readonly text: string; readonly dsn: Dsn | null } | undefined;
+
+function parseDsnOnce(text: string): Dsn | null {
+  if (lastDsn?.text !== text) {
+    const dsn = parseDsn(text);
+    lastDsn = { text, dsn: dsn && Object.freeze(dsn) };
+  }
+  return lastDsn.dsn;
 }
 
 function fail(reason: string): EnvelopeHeaderResult {

