@@ -6,8 +6,9 @@
  * DSN, the upstream URL is built from that configured DSN (never from the client's string), and
  * only a few upstream response headers come back to the app's origin.
  */
+import { brotliHeaderLine } from "./brotli_head.ts";
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
-import { findHeaderEnd, parseEnvelopeHeader, takeBytes } from "./envelope.ts";
+import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader, takeBytes } from "./envelope.ts";
 
 /** What the tunnel needs to know; the router builds it from the app's `Config`. */
 export interface TunnelOptions {
@@ -45,13 +46,17 @@ const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
 // Compressed input goes to the decoder in slices: deflate expands at most ~1032:1, so one slice
 // yields at most ~1 MiB however hostile the body.
 const DECODER_SLICE_BYTES = 1024;
-// brotli is left out on purpose: a few bytes can expand into one 16 MiB chunk, so the memory
-// needed to find the header line could not be bounded.
-const DECODERS: Record<string, CompressionFormat> = {
+// Brotli goes through node:zlib instead of DecompressionStream: a few brotli bytes can expand
+// into one 16 MiB chunk there, while brotli_head.ts caps the decoded size (see that file).
+const DECODERS: Record<string, HeadFormat> = {
   "gzip": "gzip",
   "x-gzip": "gzip",
   "deflate": "deflate",
+  "br": "br",
 };
+
+/** How the header line of an encoded body is decoded. */
+type HeadFormat = CompressionFormat | "br";
 
 type StopCause = "timeout" | "client" | "too-large" | "abandoned";
 
@@ -120,7 +125,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     req: Request,
     info: Deno.ServeHandlerInfo,
     t: Transfer,
-    format: CompressionFormat | null,
+    format: HeadFormat | null,
   ): Promise<Response | Rejection> {
     const head = format === null ? await readPlainHead(t) : await readEncodedHead(t, format);
     if ("status" in head) return head;
@@ -217,7 +222,7 @@ function precheck(
   req: Request,
   options: TunnelOptions,
   declaredBytes: number | null,
-  format: CompressionFormat | null | "unsupported",
+  format: HeadFormat | null | "unsupported",
 ): Rejection | undefined {
   if (req.method !== "POST") {
     return { status: 405, reason: "method not allowed; use POST", headers: { allow: "POST" } };
@@ -226,7 +231,7 @@ function precheck(
     return { status: 503, reason: "tunnel disabled: no Sentry DSN configured" };
   }
   if (format === "unsupported") {
-    return { status: 415, reason: "unsupported Content-Encoding; use gzip or deflate" };
+    return { status: 415, reason: "unsupported Content-Encoding; use gzip, deflate or br" };
   }
   if (declaredBytes !== null && declaredBytes > options.maxBodyBytes) {
     return { status: 413, reason: `envelope larger than ${options.maxBodyBytes} bytes` };
@@ -383,7 +388,7 @@ async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
  * Decompress only as much of the body as it takes to see the header line; the raw chunks are
  * kept so the original compressed bytes are what gets forwarded.
  */
-async function readEncodedHead(t: Transfer, format: CompressionFormat): Promise<Head | Rejection> {
+async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | Rejection> {
   const chunks: Bytes[] = [];
   const decoder = createLineDecoder(format);
   let line: Bytes | Rejection | undefined;
@@ -420,7 +425,8 @@ interface LineDecoder {
   dispose(): void;
 }
 
-function createLineDecoder(format: CompressionFormat): LineDecoder {
+function createLineDecoder(format: HeadFormat): LineDecoder {
+  if (format === "br") return createBrotliLineDecoder();
   const stream = new DecompressionStream(format);
   const writer = stream.writable.getWriter();
   const reader = stream.readable.getReader();
@@ -439,6 +445,39 @@ function createLineDecoder(format: CompressionFormat): LineDecoder {
     dispose() {
       reader.cancel().catch(ignore);
       writer.abort().catch(ignore);
+    },
+  };
+}
+
+/** The brotli counterpart of a DecompressionStream decoder, with the same contract. */
+function createBrotliLineDecoder(): LineDecoder {
+  const parts: Bytes[] = [];
+  let size = 0;
+  let settle!: (value: Bytes | Rejection) => void;
+  const line = new Promise<Bytes | Rejection>((resolve) => settle = resolve);
+  let settled = false;
+  const decide = (ended: boolean) => {
+    if (settled) return;
+    const head = brotliHeaderLine(takeBytes(parts, size), MAX_HEADER_BYTES);
+    if (head === "more" && !ended) return;
+    settled = true;
+    if (head === "corrupt") {
+      settle({ status: 400, reason: "envelope body could not be decompressed" });
+    } else if (typeof head === "string") settle(HEADER_MISSING);
+    else settle(head.line);
+  };
+  return {
+    line,
+    push(chunk) {
+      parts.push(chunk);
+      size += chunk.byteLength;
+      decide(false);
+      return Promise.resolve();
+    },
+    end: () => decide(true),
+    dispose() {
+      settled = true;
+      settle(HEADER_MISSING);
     },
   };
 }
@@ -544,7 +583,7 @@ function clientAddress(headers: Headers, addr: Deno.Addr, trustProxy: boolean) {
   return "hostname" in addr ? addr.hostname : undefined;
 }
 
-function decoderFormat(encoding: string | null): CompressionFormat | null | "unsupported" {
+function decoderFormat(encoding: string | null): HeadFormat | null | "unsupported" {
   const name = encoding?.trim().toLowerCase() ?? "";
   if (name === "" || name === "identity") return null;
   return Object.hasOwn(DECODERS, name) ? DECODERS[name] : "unsupported";
