@@ -31,7 +31,7 @@ export function runtimePermissions(config: Config, staticDir: string): Need[] {
       why: "to serve static files and read the build manifest",
     },
     {
-      descriptor: { name: "net", host: `${config.host}:${config.port || 1}` },
+      descriptor: { name: "net", host: `${config.host}:${config.port}` },
       flag: `--allow-net=${config.host}${config.port ? `:${config.port}` : ""}`,
       why: "to listen for requests",
     },

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { readManifest } from "../server/manifest.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
-import { CONFIG_VARIABLES } from "../server/config.ts";
+import { CONFIG_VARIABLES, loadConfig } from "../server/config.ts";
+import { SERVER_ENV_VARIABLES, servingArgs } from "../server/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 const manifest = await readManifest();
@@ -345,17 +346,53 @@ Deno.test("LOG_FORMAT=text logs plain lines", async () => {
   }
 });
 
-Deno.test("the start task asks only for the permissions it needs", () => {
-  const args = startTaskArgs();
-  const flags = args.filter((a) => a.startsWith("-"));
-  for (const forbidden of ["-A", "--allow-all", "--allow-run", "--allow-write", "--allow-ffi"]) {
-    assert.ok(!flags.some((f) => f === forbidden || f.startsWith(`${forbidden}=`)), forbidden);
-  }
-  assert.ok(flags.includes("--allow-read=static"), "read only static/");
-  const env = flags.find((f) => f.startsWith("--allow-env="))?.slice("--allow-env=".length);
-  assert.deepEqual(env?.split(",").sort(), ["NODE_ENV", ...CONFIG_VARIABLES].sort());
-  assert.ok(flags.includes("--allow-net"));
+Deno.test("the start task serves with only the permissions it needs", () => {
+  // The task runs a launcher that validates the configuration and starts main.ts with
+  // permissions computed from it; the launcher itself may only read env and run the server.
+  const launcher = startTaskArgs();
+  assert.equal(launcher.at(-1), "server/start.ts");
+  const launcherFlags = launcher.filter((a) => a.startsWith("-")).sort();
+  assert.deepEqual(launcherFlags, [`--allow-env=${SERVER_ENV_VARIABLES.join(",")}`, "--allow-run"]);
   assert.equal(startTaskEnv().NODE_ENV, "production");
+
+  const config = loadConfig({
+    PORT: "8000",
+    SENTRY_DSN: "https://key@o1.ingest.sentry.io/5",
+    TUNNEL_ALLOWED_DSNS: "http://k2@10.0.0.7:9000/sentry/6",
+  });
+  assert.deepEqual(servingArgs(config), [
+    "run",
+    "--allow-net=0.0.0.0:8000,o1.ingest.sentry.io:443,10.0.0.7:9000",
+    "--allow-read=static",
+    `--allow-env=${["NODE_ENV", ...CONFIG_VARIABLES].join(",")}`,
+    "main.ts",
+  ]);
+  assert.equal(servingArgs(loadConfig({ HOST: "::1", PORT: "0" }))[1], "--allow-net=[::1]:0");
+});
+
+Deno.test("the server process started by the task holds exactly those permissions", async () => {
+  // The launcher's one child is the server: its flags are the computed ones, nothing more.
+  const own = await startServer({ SENTRY_DSN: "http://k@127.0.0.1:9/1" });
+  try {
+    // Deno guards /proc behind --allow-all; ps reads it for us.
+    const ps = await new Deno.Command("ps", {
+      args: ["-o", "args=", "--ppid", String(own.process.pid)],
+    }).output();
+    const lines = new TextDecoder().decode(ps.stdout).trim().split("\n");
+    assert.equal(lines.length, 1, lines.join("\n"));
+    const cmdline = lines[0].split(/\s+/);
+    const flags = cmdline.filter((a) => a.startsWith("--"));
+    assert.deepEqual(
+      flags,
+      servingArgs(loadConfig({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        SENTRY_DSN: "http://k@127.0.0.1:9/1",
+      })).filter((a) => a.startsWith("--")),
+    );
+  } finally {
+    await own.stop();
+  }
 });
 
 Deno.test("a missing permission stops start-up with one line naming it", async () => {

@@ -2,7 +2,9 @@
  * The benchmark's processes: the app exactly as `deno task start` runs it, the benchmark's own
  * server scripts, and what /proc says about them (CPU time, peak memory).
  */
-import { startTaskArgs, startTaskEnv } from "../support/server.ts";
+import { loadConfig } from "../../server/config.ts";
+import { servingArgs } from "../../server/serve_args.ts";
+import { startTaskEnv } from "../support/server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -63,17 +65,19 @@ export async function startApp(
   });
   const port = freePort();
   const started = performance.now();
-  const process = pinned(cpus, Deno.execPath(), startTaskArgs(), {
+  const appEnv: Record<string, string> = {
+    ...startTaskEnv(),
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    NO_COLOR: "1",
+    ...env,
+  };
+  // The server process itself, with the permissions the start task's launcher would give it,
+  // so its RSS and CPU are read without the launcher in between.
+  const process = pinned(cpus, Deno.execPath(), servingArgs(loadConfig(appEnv)), {
     cwd: ROOT,
     clearEnv: true,
-    env: {
-      ...Object.fromEntries(inherited),
-      ...startTaskEnv(),
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      NO_COLOR: "1",
-      ...env,
-    },
+    env: { ...Object.fromEntries(inherited), ...appEnv },
     stdin: "null",
     // One log line per request: written, as in production, but not kept.
     stdout: "null",
