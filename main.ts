@@ -5,7 +5,9 @@
  *   deno task start
  */
 import "./server/preflight.ts";
-import { createServerApp, exitOnStartupError, readEnv } from "./server/boot.ts";
+import { createServerApp } from "./server/boot.ts";
+import { readEnv } from "./server/config.ts";
+import { exitOnStartupError } from "./server/startup.ts";
 import { defaultLogWriter } from "./server/app.ts";
 import { DEV_PATHS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 

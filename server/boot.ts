@@ -4,13 +4,14 @@
  * `serve.ts` (`deno serve --parallel`: Deno listens, one app per worker).
  */
 import { createApp, type Handler } from "./app.ts";
-import { type Config, CONFIG_VARIABLES, ConfigError, loadConfig } from "./config.ts";
+import { type Config, loadConfig } from "./config.ts";
 import { DevInbox, inboxFetch, inboxTransport } from "./dev_inbox.ts";
 import { createDevHandler } from "./dev_server.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
 import { type Monitoring, startMonitoring } from "./monitoring.ts";
 import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
 import { indexStaticFiles, type StaticIndex } from "./static_files.ts";
+import { StartupError } from "./startup.ts";
 
 /** The folder served at `/`; the build writes its output under it. */
 export const STATIC_ROOT = "static";
@@ -22,11 +23,6 @@ export interface ServerApp {
   readonly release: string;
   readonly monitoring: Monitoring;
   readonly handler: Handler;
-}
-
-/** A start-up failure the operator can fix; the message is one line. */
-export class StartupError extends Error {
-  override name = "StartupError";
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -87,18 +83,4 @@ async function loadBuild(config: Config): Promise<Build> {
     serveSourceMaps: config.serveSourceMaps,
   });
   return { manifest, staticIndex };
-}
-
-/** The configuration variables from the process environment (only those: least privilege). */
-export function readEnv(): Record<string, string | undefined> {
-  return Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, Deno.env.get(name)]));
-}
-
-/** Stop start-up with one line and exit code 1 for an operator error; rethrow anything else. */
-export function exitOnStartupError(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof StartupError) {
-    console.error(`error: ${error.message}`);
-    Deno.exit(1);
-  }
-  throw error;
 }

@@ -127,6 +127,14 @@ export const CONFIG_VARIABLES = [
   "DEV_INBOX",
 ] as const;
 
+/** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
+export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
+
+/** The configuration variables from the process environment (only those: least privilege). */
+export function readEnv(): Record<string, string | undefined> {
+  return Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, Deno.env.get(name)]));
+}
+
 // Empty strings count as unset: `FOO= deno task start` is a common way to clear a value.
 function optional(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();

@@ -2,8 +2,7 @@
  * Start-up check of Deno permissions: the server asks for exactly what it uses, and a missing
  * grant stops it with one line naming the flag, instead of failing on the first request.
  */
-import type { Config } from "./config.ts";
-import { CONFIG_VARIABLES } from "./config.ts";
+import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
 
 /** One permission the server needs and why. */
 export interface Need {
@@ -15,7 +14,7 @@ export interface Need {
 
 /** Env access for every configuration variable: checked before the configuration is read. */
 export function envPermissions(): Need[] {
-  return ["NODE_ENV", ...CONFIG_VARIABLES].map((name) => ({
+  return SERVER_ENV_VARIABLES.map((name) => ({
     descriptor: { name: "env", variable: name },
     flag: `--allow-env=${name}`,
     why: "to read the configuration",
@@ -30,21 +29,27 @@ export function runtimePermissions(config: Config, staticDir: string): Need[] {
       flag: `--allow-read=${staticDir}`,
       why: "to serve static files and read the build manifest",
     },
-    {
-      descriptor: { name: "net", host: `${config.host}:${config.port}` },
-      flag: `--allow-net=${config.host}${config.port ? `:${config.port}` : ""}`,
-      why: "to listen for requests",
-    },
   ];
-  for (const dsn of config.tunnelAllowedDsns) {
-    const host = `${dsn.hostname}:${dsn.port}`;
+  const [listen, ...ingests] = netHosts(config);
+  for (const host of [listen, ...ingests]) {
     needs.push({
       descriptor: { name: "net", host },
       flag: `--allow-net=${host}`,
-      why: "to send monitoring data to Sentry",
+      why: host === listen ? "to listen for requests" : "to send monitoring data to Sentry",
     });
   }
   return needs;
+}
+
+/** `host:port` the server listens on, then each Sentry ingest it reaches (no repeats). */
+export function netHosts(config: Config): string[] {
+  // An IPv6 listen address needs brackets to be told apart from its port.
+  const host = config.host.includes(":") && !config.host.startsWith("[")
+    ? `[${config.host}]`
+    : config.host;
+  const hosts = new Set([`${host}:${config.port}`]);
+  for (const dsn of config.tunnelAllowedDsns) hosts.add(`${dsn.hostname}:${dsn.port}`);
+  return [...hosts];
 }
 
 /** The one-line message for a missing permission. */

@@ -4,17 +4,15 @@
  * permission list depends on PORT, HOST and the DSNs, which a static task cannot know; this
  * process holds `--allow-run` only to start the server, and forwards signals to it.
  */
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from "./config.ts";
+import { loadConfig, readEnv } from "./config.ts";
 import { servingArgs } from "./serve_args.ts";
+import { exitOnStartupError } from "./startup.ts";
 
-const env = Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, Deno.env.get(name)]));
 let args: string[];
 try {
-  args = servingArgs(loadConfig(env));
+  args = servingArgs(loadConfig(readEnv()));
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`error: ${error.message}`);
-  Deno.exit(1);
+  exitOnStartupError(error);
 }
 
 const server = new Deno.Command(Deno.execPath(), { args, stdin: "inherit" }).spawn();

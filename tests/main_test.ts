@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { readManifest } from "../server/manifest.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
-import { CONFIG_VARIABLES, loadConfig } from "../server/config.ts";
-import { SERVER_ENV_VARIABLES, servingArgs } from "../server/serve_args.ts";
+import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/config.ts";
+import { servingArgs } from "../server/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 const manifest = await readManifest();
