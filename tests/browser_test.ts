@@ -7,7 +7,12 @@
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
 import type { Browser, Page, Request } from "playwright-core";
-import { type RunningChromium, startChromium } from "./support/browser.ts";
+import {
+  cspViolations,
+  recordCspViolations,
+  type RunningChromium,
+  startChromium,
+} from "./support/browser.ts";
 import { type FakeIngest, startFakeIngest } from "./support/fake_ingest.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 
@@ -345,14 +350,7 @@ interface Tab extends AsyncDisposable {
 async function openTab(): Promise<Tab> {
   const context = await fixture!.browser.newContext();
   context.setDefaultTimeout(WAIT_MS);
-  // Runs before any page script, outside the page's CSP, so it sees every violation.
-  await context.addInitScript(() => {
-    const seen: string[] = [];
-    Object.assign(globalThis, { __cspViolations: seen });
-    document.addEventListener("securitypolicyviolation", (e) => {
-      seen.push(`${e.effectiveDirective} ${e.blockedURI}`);
-    });
-  });
+  await recordCspViolations(context);
   const page = await context.newPage();
   const requests: Request[] = [];
   const consoleErrors: string[] = [];
@@ -390,8 +388,7 @@ async function openTab(): Promise<Tab> {
       assert.ok(posts.length > 0, "the page posted to the tunnel");
       assert.deepEqual(posts.map((r) => r.url()), tunnelPosts(appUrl));
     },
-    cspViolations: () =>
-      page.evaluate(() => (globalThis as unknown as { __cspViolations: string[] }).__cspViolations),
+    cspViolations: () => cspViolations(page),
     [Symbol.asyncDispose]: () => context.close(),
   };
 }

@@ -5,7 +5,7 @@
  * printed, when there is no Chromium.
  */
 import assert from "node:assert/strict";
-import { startChromium } from "./support/browser.ts";
+import { cspViolations, recordCspViolations, startChromium } from "./support/browser.ts";
 import { copyProject, startDev } from "./support/dev.ts";
 
 const WAIT_MS = 15_000;
@@ -24,14 +24,7 @@ Deno.test({
     await using dev = await startDev(project.dir);
     const context = await chromium.browser.newContext();
     context.setDefaultTimeout(WAIT_MS);
-    // Runs before any page script, outside the page's CSP, so it sees every violation.
-    await context.addInitScript(() => {
-      const seen: string[] = [];
-      Object.assign(globalThis, { __cspViolations: seen });
-      document.addEventListener("securitypolicyviolation", (e) => {
-        seen.push(`${e.effectiveDirective} ${e.blockedURI}`);
-      });
-    });
+    await recordCspViolations(context);
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on("pageerror", (e) => pageErrors.push(e.message));
@@ -86,7 +79,7 @@ Deno.test({
     }
     assert.match(html, /error from browser[^]*Error: dev browser test error/);
 
-    assert.deepEqual(await page.evaluate(() => Reflect.get(globalThis, "__cspViolations")), []);
+    assert.deepEqual(await cspViolations(page), []);
     assert.deepEqual(pageErrors.filter((e) => !e.includes("dev browser test error")), []);
     await context.close();
   },

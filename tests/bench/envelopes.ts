@@ -3,6 +3,8 @@
  * a given DSN so the tunnel accepts them.
  */
 
+import { takeBytes } from "../../server/envelope.ts";
+
 const encoder = new TextEncoder();
 
 /**
@@ -105,17 +107,11 @@ export function replayEnvelope(dsn: string, size: number): Uint8Array<ArrayBuffe
 
 function envelope(
   header: unknown,
-  items: [unknown, Uint8Array][],
+  items: [unknown, Uint8Array<ArrayBuffer>][],
 ): Uint8Array<ArrayBuffer> {
-  const parts: Uint8Array[] = [encoder.encode(JSON.stringify(header) + "\n")];
+  const parts: Uint8Array<ArrayBuffer>[] = [encoder.encode(JSON.stringify(header) + "\n")];
   for (const [itemHeader, payload] of items) {
     parts.push(encoder.encode(JSON.stringify(itemHeader) + "\n"), payload, encoder.encode("\n"));
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
+  return takeBytes(parts, parts.reduce((n, p) => n + p.byteLength, 0));
 }

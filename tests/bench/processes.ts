@@ -4,7 +4,7 @@
  */
 import { loadConfig } from "../../server/config.ts";
 import { servingArgs } from "../../server/serve_args.ts";
-import { startTaskEnv } from "../support/server.ts";
+import { inheritedEnv, startTaskEnv } from "../support/server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -59,10 +59,6 @@ export async function startApp(
   env: Record<string, string>,
   cpus: string | undefined,
 ): Promise<Server & { startMs: number }> {
-  const inherited = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"].flatMap((name) => {
-    const value = Deno.env.get(name);
-    return value === undefined ? [] : [[name, value]];
-  });
   const port = freePort();
   const started = performance.now();
   const appEnv: Record<string, string> = {
@@ -77,7 +73,7 @@ export async function startApp(
   const process = pinned(cpus, Deno.execPath(), servingArgs(loadConfig(appEnv)), {
     cwd: ROOT,
     clearEnv: true,
-    env: { ...Object.fromEntries(inherited), ...appEnv },
+    env: { ...inheritedEnv(), ...appEnv },
     stdin: "null",
     // One log line per request: written, as in production, but not kept.
     stdout: "null",

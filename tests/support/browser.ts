@@ -9,7 +9,7 @@
  * else await using chromium = started.chromium; // chromium.browser is a Playwright Browser
  */
 import fs from "node:fs";
-import type { Browser } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 
 /** Where Chromium is looked for when `CHROMIUM_PATH` is not set. */
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
@@ -180,4 +180,23 @@ async function importPlaywright(): Promise<typeof import("playwright-core")> {
   } finally {
     fs.existsSync = existsSync;
   }
+}
+
+/**
+ * Record every `securitypolicyviolation` in the context's pages, as "directive blocked-uri".
+ * The init script runs before any page script and outside the page's CSP, so it sees them all.
+ */
+export async function recordCspViolations(context: BrowserContext): Promise<void> {
+  await context.addInitScript(() => {
+    const seen: string[] = [];
+    Object.assign(globalThis, { __cspViolations: seen });
+    document.addEventListener("securitypolicyviolation", (e) => {
+      seen.push(`${e.effectiveDirective} ${e.blockedURI}`);
+    });
+  });
+}
+
+/** The violations {@link recordCspViolations} has seen in `page` so far. */
+export function cspViolations(page: Page): Promise<string[]> {
+  return page.evaluate(() => Reflect.get(globalThis, "__cspViolations") as string[]);
 }

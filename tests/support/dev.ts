@@ -8,6 +8,7 @@
  * const events = openEvents(`${dev.url}_dev/reload`);
  */
 import denoJson from "../../deno.json" with { type: "json" };
+import { collectOutput, inheritedEnv } from "./server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 // What dev mode needs; static/build is left out so the copy starts without a build.
@@ -80,16 +81,11 @@ export async function startDev(dir: string): Promise<RunningDev> {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let text = "";
   const listeners = new Set<() => void>();
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) {
-      text += decoder.decode(chunk, { stream: true });
-      listeners.forEach((check) => check());
-    }
-  };
-  const collected = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const { text: output, done: collected } = collectOutput(
+    child,
+    () => listeners.forEach((check) => check()),
+  );
   let stopped: Promise<Deno.CommandStatus> | undefined;
   const stop = () =>
     stopped ??= (async () => {
@@ -102,24 +98,12 @@ export async function startDev(dir: string): Promise<RunningDev> {
     })();
 
   const waitForOutput = (pattern: RegExp, from = 0, timeoutMs = START_TIMEOUT_MS) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const check = () => {
-        const match = pattern.exec(text.slice(from));
-        if (match === null) return;
-        done();
-        resolve(match);
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`dev: no ${pattern} in ${timeoutMs} ms; output:\n${text}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        listeners.delete(check);
-      };
-      listeners.add(check);
-      check();
-    });
+    waitUntil(
+      listeners,
+      () => pattern.exec(output().slice(from)) ?? undefined,
+      timeoutMs,
+      () => `dev: no ${pattern} in ${timeoutMs} ms; output:\n${output()}`,
+    );
 
   let url: string;
   try {
@@ -131,19 +115,41 @@ export async function startDev(dir: string): Promise<RunningDev> {
   return {
     url,
     process: child,
-    output: () => text,
+    output,
     waitForOutput,
     stop,
     [Symbol.asyncDispose]: async () => void await stop(),
   };
 }
 
-function inheritedEnv(): Record<string, string> {
-  const keep = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"];
-  return Object.fromEntries(keep.flatMap((name) => {
-    const value = Deno.env.get(name);
-    return value === undefined ? [] : [[name, value]];
-  }));
+/**
+ * Resolve with the first value `find` returns, checked now and whenever a listener is called;
+ * reject after `timeoutMs` with `message()`.
+ */
+function waitUntil<T>(
+  listeners: Set<() => void>,
+  find: () => T | undefined,
+  timeoutMs: number,
+  message: () => string,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const check = () => {
+      const found = find();
+      if (found === undefined) return;
+      done();
+      resolve(found);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(message()));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      listeners.delete(check);
+    };
+    listeners.add(check);
+    check();
+  });
 }
 
 /** One Server-Sent Event. */
@@ -199,24 +205,12 @@ export async function openEvents(url: string): Promise<EventReader> {
   return {
     events,
     next(name, from = 0, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = events.slice(from).find((e) => e.event === name);
-          if (found === undefined) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`no "${name}" event in ${timeoutMs} ms; got ${JSON.stringify(events)}`));
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          listeners.delete(check);
-        };
-        listeners.add(check);
-        check();
-      });
+      return waitUntil(
+        listeners,
+        () => events.slice(from).find((e) => e.event === name),
+        timeoutMs,
+        () => `no "${name}" event in ${timeoutMs} ms; got ${JSON.stringify(events)}`,
+      );
     },
     close,
     [Symbol.asyncDispose]: close,

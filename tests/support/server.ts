@@ -44,19 +44,11 @@ export async function startServer(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let text = "";
   let onText = () => {};
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) {
-      text += decoder.decode(chunk, { stream: true });
-      onText();
-    }
-  };
-  const done = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const { text: output, done } = collectOutput(child, () => onText());
   const listening = new Promise<string | null>((resolve) => {
     onText = () => {
-      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(text);
+      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output());
       if (match) resolve(match[1]);
     };
     child.status.then(() => resolve(null));
@@ -71,12 +63,12 @@ export async function startServer(
     } catch { /* already exited */ }
     await child.status;
     await done;
-    throw new Error(`server did not start:\n${text}`);
+    throw new Error(`server did not start:\n${output()}`);
   }
   return {
     url,
     process: child,
-    output: () => text,
+    output,
     async stop(signal: Deno.Signal = "SIGTERM") {
       try {
         child.kill(signal);
@@ -103,16 +95,39 @@ export async function runServerToExit(
   return { code: result.code, output: decode(result.stdout) + decode(result.stderr) };
 }
 
+/**
+ * Collect a child's stdout and stderr as text, calling `onText` after each chunk; `done`
+ * resolves when both streams have ended.
+ */
+export function collectOutput(
+  child: Deno.ChildProcess,
+  onText: () => void,
+): { text: () => string; done: Promise<unknown> } {
+  let text = "";
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      onText();
+    }
+  };
+  return { text: () => text, done: Promise.all([collect(child.stdout), collect(child.stderr)]) };
+}
+
+/** What Deno itself needs from the environment to find its cache, and nothing else. */
+export function inheritedEnv(): Record<string, string> {
+  const keep = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"];
+  return Object.fromEntries(keep.flatMap((name) => {
+    const value = Deno.env.get(name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
 // A clean environment (so the developer's SENTRY_DSN never leaks into a test) plus what Deno
 // itself needs to find its cache.
 function baseEnv(): Record<string, string> {
-  const keep = ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME"];
-  const inherited = keep.flatMap((name) => {
-    const value = Deno.env.get(name);
-    return value === undefined ? [] : [[name, value]];
-  });
   return {
-    ...Object.fromEntries(inherited),
+    ...inheritedEnv(),
     ...startTaskEnv(),
     PORT: "0",
     HOST: "127.0.0.1",
