@@ -9,7 +9,15 @@
 import * as Sentry from "@sentry/deno";
 import type { Handler } from "./app.ts";
 import type { Config } from "./config.ts";
+import {
+  errorKey,
+  ErrorThrottle,
+  type ErrorThrottleOptions,
+  formatSuppressed,
+} from "./error_throttle.ts";
 import { escapeHtml } from "./render.ts";
+import { parseSentryTrace } from "./sentry_trace.ts";
+import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
@@ -19,11 +27,14 @@ export interface Monitoring {
     handler: Handler,
     options: { shouldTrace: (pathname: string) => boolean },
   ): Handler;
-  /** Report an error the app caught (it has already answered with a 500). */
+  /**
+   * Report a fault in the server's own code that the app caught (it has already answered
+   * with a 500), as unhandled; at most a few per minute for each distinct error.
+   */
   captureError(error: unknown): void;
   /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
   traceMetaTags(req: Request): string;
-  /** Send what is queued; resolves false if it did not finish within `timeoutMs`. */
+  /** Log what the error limit held back, send what is queued; false if not done in time. */
   flush(timeoutMs: number): Promise<boolean>;
 }
 
@@ -40,6 +51,20 @@ const OFF: Monitoring = {
   flush: () => Promise.resolve(true),
 };
 
+/** What {@link startMonitoring} can be given besides the configuration; all optional. */
+export interface MonitoringOptions {
+  /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
+  readonly transport?: Sentry.DenoOptions["transport"];
+  /** How many incoming "sampled" traces are honoured beyond the server's own sample rate. */
+  readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
+  /** How many error events each distinct error may send. */
+  readonly errorLimit?: ErrorThrottleOptions;
+  /** Milliseconds on a monotonic clock, for the budget and the error limit. */
+  readonly now?: () => number;
+  /** Where the line about suppressed error events goes; `console.warn` by default. */
+  readonly log?: (line: string) => void;
+}
+
 /**
  * Start `@sentry/deno` if the configuration has a DSN; otherwise return a no-op.
  *
@@ -50,8 +75,7 @@ const OFF: Monitoring = {
 export function startMonitoring(
   config: Config,
   release: string,
-  /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
-  options: { transport?: Sentry.DenoOptions["transport"] } = {},
+  options: MonitoringOptions = {},
 ): Monitoring {
   if (config.sentryDsn === undefined) return OFF;
   Sentry.init({
@@ -73,6 +97,16 @@ export function startMonitoring(
     `sentry-public_key=${encodeURIComponent(publicKey)}`,
   ].join(",");
   const lightTags = new WeakMap<Request, string>();
+  const now = options.now ?? (() => performance.now());
+  const budget = new TokenBucket(options.traceBudget ?? DEFAULT_TRACE_BUDGET, now());
+  const takeToken = () => budget.take(now());
+  const throttle = new ErrorThrottle(options.errorLimit, now());
+  const log = options.log ?? ((line: string) => console.warn(line));
+  const logSuppressed = (force: boolean) => {
+    const suppressed = throttle.report(now(), force);
+    const line = suppressed && formatSuppressed(suppressed);
+    if (line) log(line);
+  };
 
   const instrumentHandler = (
     handler: Handler,
@@ -81,13 +115,16 @@ export function startMonitoring(
   (req, info) => {
     const { pathname } = new URL(req.url);
     if (!options.shouldTrace(pathname)) return handler(req, info);
-    const incoming = req.headers.get("sentry-trace");
+    const header = req.headers.get("sentry-trace");
+    // Malformed headers count as absent: a client's typo never fails the request.
+    const parent = header === null ? undefined : parseSentryTrace(header);
     const sampleRand = Math.random();
-    if (incoming === null && sampleRand >= rate) {
+    const decision = decideSampling(parent?.sampled, sampleRand < rate, takeToken);
+    const traceId = parent?.traceId ?? crypto.randomUUID().replaceAll("-", "");
+    if (decision === "none") {
       // Most requests are not sampled. Sentry's scopes and spans cost about 75 us per request
       // even then, so this path only makes up the ids the browser needs to continue the trace
       // (head-based sampling: the page load will not be sampled either).
-      const traceId = crypto.randomUUID().replaceAll("-", "");
       const spanId = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
       const baggage = `${baggagePrefix},sentry-trace_id=${traceId},sentry-sampled=false,` +
         `sentry-sample_rand=${sampleRand.toFixed(6)},sentry-sample_rate=${rate}`;
@@ -102,41 +139,47 @@ export function startMonitoring(
       scope.setSDKProcessingMetadata({
         normalizedRequest: { method: req.method, url: req.url },
       });
-      const span = () =>
-        Sentry.startSpan({
-          name: `${req.method} ${pathname}`,
-          op: "http.server",
-          attributes: {
-            [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
-            [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.app",
-            "http.request.method": req.method,
-          },
-        }, async (span) => {
-          const res = await handler(req, info);
-          Sentry.setHttpStatus(span, res.status);
-          return res;
-        });
-      if (incoming !== null) {
-        return Sentry.continueTrace(
-          { sentryTrace: incoming, baggage: req.headers.get("baggage") },
-          span,
-        );
-      }
-      // A new trace whose sampling draw is the one made above, so Sentry's decision agrees.
+      // The decision made above, handed to Sentry: an inherited one as the parent's "sampled",
+      // the server's own as the draw Sentry compares with the rate (so both agree). The
+      // incoming baggage is not used: its values would be the client's word in our events.
       Sentry.getCurrentScope().setPropagationContext({
-        traceId: crypto.randomUUID().replaceAll("-", ""),
+        traceId,
+        parentSpanId: parent?.parentSpanId,
+        sampled: decision === "inherited" ? true : undefined,
         sampleRand,
       });
-      return span();
+      return Sentry.startSpan({
+        name: `${req.method} ${pathname}`,
+        op: "http.server",
+        attributes: {
+          [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
+          [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.app",
+          "http.request.method": req.method,
+        },
+      }, async (span) => {
+        const res = await handler(req, info);
+        Sentry.setHttpStatus(span, res.status);
+        return res;
+      });
     });
+  };
+
+  const captureError = (error: unknown) => {
+    logSuppressed(false);
+    if (!throttle.admit(errorKey(error), now())) return;
+    // Unhandled: the app only catches it to answer with a generic 500 page.
+    Sentry.captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
   };
 
   return {
     enabled: true,
     instrumentHandler,
-    captureError: (error) => Sentry.captureException(error),
+    captureError,
     traceMetaTags: (req) => lightTags.get(req) ?? sentryTraceMetaTags(),
-    flush: (timeoutMs) => Sentry.flush(timeoutMs),
+    flush: (timeoutMs) => {
+      logSuppressed(true);
+      return Sentry.flush(timeoutMs);
+    },
   };
 }
 

@@ -1,0 +1,164 @@
+/**
+ * Bounds the error events an error storm can send: at most `perKey` per window for each
+ * distinct error, counted in a table of bounded size, with what was held back counted so it
+ * can be logged once per window instead of lost silently.
+ */
+
+/** Limits; the defaults suit one server process. */
+export interface ErrorThrottleOptions {
+  /** Events per key within any `windowMs`. */
+  readonly perKey?: number;
+  readonly windowMs?: number;
+  /** Distinct keys tracked at once; errors beyond share one key, so memory stays bounded. */
+  readonly maxKeys?: number;
+}
+
+/** How many events of one kind were held back since the last report. */
+export interface Suppressed {
+  readonly key: string;
+  readonly count: number;
+}
+
+/** The key that errors share once the table is full of live keys. */
+export const OVERFLOW_KEY = "(other errors)";
+
+// Caps on each part of a key: a message can embed request data of any length.
+const MAX_NAME = 100;
+const MAX_MESSAGE = 200;
+const MAX_FRAME = 200;
+
+interface Entry {
+  /** When this key's last `perKey` events were admitted: a ring, oldest at `next`. */
+  readonly admitted: number[];
+  next: number;
+  suppressed: number;
+}
+
+/** A sliding-window limit per error key; pure apart from its own state (clock injected). */
+export class ErrorThrottle {
+  readonly #perKey: number;
+  readonly #windowMs: number;
+  readonly #maxKeys: number;
+  readonly #entries = new Map<string, Entry>();
+  #reportedAt: number;
+
+  /** `nowMs` starts the first reporting window. */
+  constructor(options: ErrorThrottleOptions = {}, nowMs = 0) {
+    this.#perKey = Math.max(0, options.perKey ?? 10);
+    this.#windowMs = options.windowMs ?? 60_000;
+    this.#maxKeys = Math.max(1, options.maxKeys ?? 100);
+    this.#reportedAt = nowMs;
+  }
+
+  /** Whether an error with this key may be sent now; if not, it is counted as suppressed. */
+  admit(key: string, nowMs: number): boolean {
+    const entry = this.#entryFor(key, nowMs);
+    const { admitted } = entry;
+    if (admitted.length < this.#perKey) {
+      admitted.push(nowMs);
+      return true;
+    }
+    if (admitted.length > 0 && admitted[entry.next] <= nowMs - this.#windowMs) {
+      admitted[entry.next] = nowMs;
+      entry.next = (entry.next + 1) % admitted.length;
+      return true;
+    }
+    entry.suppressed++;
+    return false;
+  }
+
+  /**
+   * Once a window has passed since the last report (or at once with `force`), return what
+   * was suppressed meanwhile, and forget keys that have gone quiet; otherwise undefined.
+   */
+  report(nowMs: number, force = false): Suppressed[] | undefined {
+    if (!force && nowMs - this.#reportedAt < this.#windowMs) return undefined;
+    this.#reportedAt = nowMs;
+    const suppressed: Suppressed[] = [];
+    for (const [key, entry] of this.#entries) {
+      if (entry.suppressed > 0) suppressed.push({ key, count: entry.suppressed });
+      entry.suppressed = 0;
+      if (this.#isQuiet(entry, nowMs)) this.#entries.delete(key);
+    }
+    return suppressed;
+  }
+
+  /** How many keys the table holds now (for tests of its bound). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #entryFor(key: string, nowMs: number): Entry {
+    const found = this.#entries.get(key);
+    if (found !== undefined) return found;
+    if (this.#entries.size >= this.#maxKeys) this.#evictQuiet(nowMs);
+    if (this.#entries.size >= this.#maxKeys) {
+      // Live keys fill the table: new kinds of error share one budget rather than grow it,
+      // so the table never holds more than maxKeys + 1 entries.
+      key = OVERFLOW_KEY;
+      const overflow = this.#entries.get(key);
+      if (overflow !== undefined) return overflow;
+    }
+    const entry: Entry = { admitted: [], next: 0, suppressed: 0 };
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  // Keys whose events are all older than the window and that hold no unreported count.
+  #evictQuiet(nowMs: number): void {
+    for (const [key, entry] of this.#entries) {
+      if (entry.suppressed === 0 && this.#isQuiet(entry, nowMs)) this.#entries.delete(key);
+    }
+  }
+
+  #isQuiet(entry: Entry, nowMs: number): boolean {
+    const newest = entry.admitted.length === 0
+      ? -Infinity
+      : entry.admitted[(entry.next + entry.admitted.length - 1) % entry.admitted.length];
+    return newest <= nowMs - this.#windowMs;
+  }
+}
+
+/**
+ * What makes two errors "the same" for throttling: type, message and the top stack frame,
+ * each cut to a bounded length.
+ *
+ * @example
+ * errorKey(new TypeError("x is undefined")); // "TypeError: x is undefined @ at render (...)"
+ */
+export function errorKey(error: unknown): string {
+  if (!(error instanceof Error)) return `thrown ${typeof error}`;
+  try {
+    const name = String(error.name).slice(0, MAX_NAME);
+    const message = String(error.message).slice(0, MAX_MESSAGE);
+    return `${name}: ${message} @ ${topFrame(error.stack)}`;
+  } catch {
+    // A getter that throws: still one key, never a second fault.
+    return "unreadable error";
+  }
+}
+
+// The first "at ..." line of a V8 stack, found without splitting a long stack into lines.
+function topFrame(stack: unknown): string {
+  if (typeof stack !== "string") return "";
+  const start = stack.indexOf("\n    at ");
+  if (start === -1) return "";
+  const end = stack.indexOf("\n", start + 1);
+  return stack.slice(start + 5, end === -1 ? undefined : Math.min(end, start + 5 + MAX_FRAME));
+}
+
+/**
+ * One log line for a report, or undefined when nothing was suppressed; it names at most
+ * `maxKeys` keys, the most suppressed first.
+ */
+export function formatSuppressed(
+  suppressed: readonly Suppressed[],
+  maxKeys = 3,
+): string | undefined {
+  if (suppressed.length === 0) return undefined;
+  const total = suppressed.reduce((sum, s) => sum + s.count, 0);
+  const top = [...suppressed].sort((a, b) => b.count - a.count).slice(0, maxKeys);
+  const named = top.map((s) => `${s.count} of ${JSON.stringify(s.key)}`).join(", ");
+  const more = suppressed.length > top.length ? `, and ${suppressed.length - top.length} more` : "";
+  return `monitoring: ${total} error events suppressed by the rate limit: ${named}${more}`;
+}
