@@ -5,6 +5,10 @@
  * to time it, which cost about 3x throughput on the SSR page. {@link instrumentHandler} does
  * the same job (isolation scope, continued trace, sampled span, error capture) around the
  * app's handler and ends the span when the handler returns its Response.
+ *
+ * Clients are not trusted with its cost: an incoming "sampled" trace is honoured only within a
+ * small budget (trace_budget.ts), and error events are limited per distinct error
+ * (error_throttle.ts), so neither a header nor an error storm multiplies what is sent.
  */
 import * as Sentry from "@sentry/deno";
 import type { Handler } from "./app.ts";

@@ -107,7 +107,7 @@ Deno.test("unsampled requests still hand the browser a trace to continue, and se
       ]
     ) assert.ok(baggage.includes(part), `${part} in ${baggage}`);
 
-    // A request that arrives inside a sampled trace is traced whatever the local rate.
+    // A request that arrives inside a sampled trace is traced while the budget lasts (10/s).
     const parent = "0123456789abcdef0123456789abcdef-0123456789abcdef-1";
     const continued = await fetch(server.url, { headers: { "sentry-trace": parent } });
     assert.match(
