@@ -4,7 +4,7 @@ import { lastResortResponse, withLastResort } from "../server/last_resort.ts";
 const info = {} as Deno.ServeHandlerInfo;
 
 // Collects console.error output for the duration of `run`.
-async function capturingErrors(run: () => Promise<void>): Promise<unknown[][]> {
+async function capturingErrors(run: () => void | Promise<void>): Promise<unknown[][]> {
   const logged: unknown[][] = [];
   const original = console.error;
   console.error = (...args: unknown[]) => logged.push(args);
@@ -18,7 +18,7 @@ async function capturingErrors(run: () => Promise<void>): Promise<unknown[][]> {
 
 Deno.test("lastResortResponse: logs the error and answers the generic 500 page", async () => {
   let res!: Response;
-  const logged = await capturingErrors(async () => {
+  const logged = await capturingErrors(() => {
     res = lastResortResponse(new Error("secret detail"));
   });
   assert.equal(res.status, 500);
