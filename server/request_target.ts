@@ -22,18 +22,37 @@ export interface BadTarget {
   readonly path: string;
 }
 
-// A DNS name or IPv4 address (letters, digits, `-`, `.`, `_`, `~`) or a bracketed IPv6 literal,
-// then an optional port. RFC 3986 allows more in a reg-name (sub-delims, %-escapes), but no
-// browser sends them and each one is a way to smuggle a delimiter into a rebuilt URL.
-const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{0,5}))?$/;
 // Longest DNS name (253) plus brackets and `:65535`.
 const MAX_HOST_LENGTH = 264;
 
-/** Whether a Host header (or an absolute target's authority) is a plain `host[:port]`. */
+/**
+ * Whether a Host header (or an absolute target's authority) is a plain `host[:port]`: a DNS
+ * name or IPv4 address (letters, digits, `-`, `.`, `_`, `~`) or a bracketed IPv6 literal, then
+ * an optional port up to 65535. RFC 3986 allows more in a reg-name (sub-delims, %-escapes), but
+ * browsers send none of it, and each is a way to smuggle a delimiter into a rebuilt URL.
+ */
 export function isValidHost(host: string): boolean {
-  if (host.length > MAX_HOST_LENGTH) return false;
-  const match = HOST.exec(host);
-  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+  const length = host.length;
+  if (length === 0 || length > MAX_HOST_LENGTH) return false;
+  let i = 0;
+  if (host.charCodeAt(0) === 0x5b /* [ */) {
+    i = 1;
+    while (i < length && isIpv6Char(host.charCodeAt(i))) i++;
+    if (i === 1 || host.charCodeAt(i) !== 0x5d /* ] */) return false;
+    i++;
+  } else {
+    while (i < length && isNameChar(host.charCodeAt(i))) i++;
+    if (i === 0) return false;
+  }
+  if (i === length) return true;
+  if (host.charCodeAt(i) !== 0x3a /* : */ || length - i - 1 > 5) return false;
+  let port = 0;
+  for (i++; i < length; i++) {
+    const code = host.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) return false;
+    port = port * 10 + code - 0x30;
+  }
+  return port <= 65535;
 }
 
 /**
@@ -51,6 +70,11 @@ export function parseRequestTarget(url: string, host: string | null): RequestTar
   }
   const start = url.startsWith("http://") ? 7 : url.startsWith("https://") ? 8 : -1;
   if (start === -1) return { reason: "unsupported request target", path: "" };
+  // The usual case, an origin-form target after the (checked) Host: nothing more to check.
+  if (host !== null && host !== "" && url.startsWith(host, start)) {
+    const end = start + host.length;
+    if (end === url.length || isDelimiter(url.charCodeAt(end))) return { path: pathOf(url, end) };
+  }
   let end = start;
   while (end < url.length && !isDelimiter(url.charCodeAt(end))) end++;
   // With the Host checked, a bad authority can only come from an absolute-form target.
@@ -93,4 +117,15 @@ const HASH = 0x23;
 
 function isDelimiter(code: number): boolean {
   return code === SLASH || code === QUESTION || code === HASH;
+}
+
+function isNameChar(code: number): boolean {
+  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x30 && code <= 0x39) || code === 0x2d || code === 0x2e || code === 0x5f ||
+    code === 0x7e; // a-z A-Z 0-9 - . _ ~
+}
+
+function isIpv6Char(code: number): boolean {
+  return (code >= 0x30 && code <= 0x3a) || (code >= 0x61 && code <= 0x66) ||
+    (code >= 0x41 && code <= 0x46) || code === 0x2e; // 0-9 : a-f A-F .
 }
