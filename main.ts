@@ -10,6 +10,7 @@ import { readEnv } from "./server/config.ts";
 import { exitOnStartupError } from "./server/startup.ts";
 import { defaultLogWriter } from "./server/app.ts";
 import { DEV_PATHS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { lastResortResponse } from "./server/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
@@ -17,6 +18,7 @@ const { config, release, monitoring, handler } = await createServerApp(readEnv()
 const server = Deno.serve({
   port: config.port,
   hostname: config.host,
+  onError: lastResortResponse,
   onListen: ({ hostname, port }) => {
     const shown = hostname === "0.0.0.0" ? "localhost" : hostname;
     console.log(`Listening on http://${shown}:${port}/ (release ${release})`);

@@ -15,6 +15,7 @@ import { readEnv } from "./server/config.ts";
 import { exitOnStartupError } from "./server/startup.ts";
 import { defaultLogWriter } from "./server/app.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { withLastResort } from "./server/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
@@ -34,7 +35,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 export default {
-  fetch: handler,
+  // The default export has no onError: this gives the same last-resort answer as main.ts.
+  fetch: withLastResort(handler),
   // Called in the first worker only.
   onListen(addr) {
     const { hostname, port } = addr as Deno.NetAddr;

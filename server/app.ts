@@ -1,5 +1,6 @@
 /**
- * The application's request handler: a table of routes, then static files, then 404.
+ * The application's request handler: the request target checked, then a table of routes, then
+ * static files, then 404.
  * Every route is a plain `(req, info) => Response` function built from its dependencies,
  * so tests can call the whole app without a network.
  */
@@ -7,13 +8,14 @@ import type { Config } from "./config.ts";
 import { MONITORING_PATH } from "./constants.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Monitoring } from "./monitoring.ts";
-import { internalError, methodNotAllowed, notFound } from "./pages.ts";
+import { internalError, methodNotAllowed, notFound, plainError } from "./pages.ts";
 import { createPageHandler } from "./page.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts";
 import { createTunnelHandler } from "./tunnel.ts";
 import { checkRequestLimits } from "./request_limits.ts";
 import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
-import { applySecurityHeaders, isHttps } from "./security_headers.ts";
+import { isBadTarget, parseRequestTarget } from "./request_target.ts";
+import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
 
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (
@@ -33,6 +35,8 @@ export interface AppDeps {
   readonly fetch?: typeof fetch;
   /** Where request log lines go (one per request); stdout, batched, by default. */
   readonly logLine?: (line: string) => void;
+  /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */
+  readonly httpsListener?: boolean;
 }
 
 /**
@@ -42,13 +46,25 @@ export interface AppDeps {
  * Deno.serve(createApp({ config, manifest, staticIndex, release }));
  */
 export function createApp(deps: AppDeps): Handler {
-  const page = createPageHandler(deps);
-  const health = healthHandler(deps.release);
-  const routes: Record<string, Record<string, Handler>> = {
-    ...(deps.config.debugErrorRoute ? { "/debug/error": { GET: throwDebugError } } : {}),
-    "/": { GET: page, HEAD: page },
-    "/healthz": { GET: health, HEAD: health },
-    [MONITORING_PATH]: {
+  const { monitoring } = deps;
+  // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
+  // requests must never be traced or reported (they would feed themselves). Errors are caught
+  // inside the span, so the event is linked to its trace.
+  const traced = (handler: Handler) =>
+    monitoring.instrumentHandler(caught(handler, monitoring), { shouldTrace: () => true });
+  const page = traced(createPageHandler(deps));
+  const health = traced(healthHandler(deps.release));
+  // Maps, not objects: the path and the method are the client's, and an object would answer
+  // `constructor` or `__proto__` from Object.prototype.
+  const routes = new Map<string, Route>();
+  if (deps.config.debugErrorRoute) {
+    routes.set("/debug/error", route({ GET: traced(throwDebugError) }));
+  }
+  routes.set("/", route({ GET: page, HEAD: page }));
+  routes.set("/healthz", route({ GET: health, HEAD: health }));
+  routes.set(
+    MONITORING_PATH,
+    route({
       POST: createTunnelHandler({
         allowedDsns: deps.config.tunnelAllowedDsns,
         maxBodyBytes: deps.config.tunnelMaxBodyBytes,
@@ -56,49 +72,50 @@ export function createApp(deps: AppDeps): Handler {
         trustProxy: deps.config.trustProxy,
         fetch: deps.fetch,
       }),
-    },
-  };
+    }),
+  );
 
-  const route: Handler = async (req, info) => {
+  const dispatch = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
     try {
-      const { pathname } = new URL(req.url);
-      const route = routes[pathname];
+      const route = routes.get(path);
       if (route !== undefined) {
-        const handler = route[req.method];
-        return handler ? await handler(req, info) : methodNotAllowed(Object.keys(route));
+        const handler = route.methods.get(req.method);
+        return handler ? await handler(req, info) : methodNotAllowed(route.allow);
       }
       if (req.method === "GET" || req.method === "HEAD") {
-        return await serveStatic(deps.staticIndex, req, pathname) ?? notFound();
+        return await serveStatic(deps.staticIndex, req, path) ?? notFound();
       }
-      return hasStaticFile(deps.staticIndex, pathname)
-        ? methodNotAllowed(["GET", "HEAD"])
-        : notFound();
+      return hasStaticFile(deps.staticIndex, path) ? methodNotAllowed(["GET", "HEAD"]) : notFound();
     } catch (error) {
-      console.error("request failed:", error);
-      deps.monitoring.captureError(error);
-      return internalError();
+      return failed(error, monitoring);
     }
   };
-  const traced = deps.monitoring.instrumentHandler(route, {
-    // Only the app's own routes: asset requests would be noise, and the tunnel's own
-    // requests must never be traced or reported (they would feed themselves).
-    shouldTrace: (pathname) => pathname in routes && pathname !== MONITORING_PATH,
-  });
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
-  const { trustProxy, hsts, logFormat } = deps.config;
+  const { hsts, logFormat } = deps.config;
+  const transport = {
+    httpsListener: deps.httpsListener ?? onDenoDeploy(),
+    trustProxy: deps.config.trustProxy,
+  };
 
-  // Limits, then the route; security headers, request id and one log line on every answer.
+  // Limits and the request target, then the route; security headers, request id and one log
+  // line on every answer. The path is parsed here once and used for routing, static files,
+  // tracing and the log.
   return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdFor(req);
-    let res = checkRequestLimits(req) ?? await traced(req, info);
-    res = applySecurityHeaders(res, { https: isHttps(req, trustProxy), hsts });
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    let res = checkRequestLimits(req) ??
+      (isBadTarget(target)
+        ? plainError(400, target.reason)
+        : await dispatch(req, info, target.path));
+    res = applySecurityHeaders(res, { https: isHttps(req, transport), hsts });
     res.headers.set("x-request-id", requestId);
     logLine(formatRecord({
       time: new Date().toISOString(),
       method: req.method,
-      path: pathForLog(req.url),
+      // The path only: query strings can carry tokens and personal data that don't belong in logs.
+      path: target.path,
       status: res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       bytes: contentLength(res),
@@ -106,6 +123,32 @@ export function createApp(deps: AppDeps): Handler {
     }, logFormat));
     return res;
   };
+}
+
+/** The methods one path answers, and its Allow list for a 405. */
+interface Route {
+  readonly methods: ReadonlyMap<string, Handler>;
+  readonly allow: readonly string[];
+}
+
+function route(methods: Readonly<Record<string, Handler>>): Route {
+  return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods) };
+}
+
+function caught(handler: Handler, monitoring: Monitoring): Handler {
+  return async (req, info) => {
+    try {
+      return await handler(req, info);
+    } catch (error) {
+      return failed(error, monitoring);
+    }
+  };
+}
+
+function failed(error: unknown, monitoring: Monitoring): Response {
+  console.error("request failed:", error);
+  monitoring.captureError(error);
+  return internalError();
 }
 
 let stdoutWriter: LineWriter | undefined;
@@ -120,14 +163,6 @@ export function defaultLogWriter(): LineWriter {
 function contentLength(res: Response): number | null {
   const header = res.headers.get("content-length");
   return header === null ? null : Number(header);
-}
-
-// The path only: query strings can carry tokens and personal data that don't belong in logs.
-function pathForLog(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const path = start === -1 ? "/" : url.slice(start);
-  const end = path.search(/[?#]/);
-  return end === -1 ? path : path.slice(0, end);
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.

@@ -1,6 +1,6 @@
 /**
- * Small error pages and plain responses for the cases a user can cause (404, 405) and the one
- * they cannot (500). None of them ever includes internal detail such as a stack trace.
+ * Small error pages and plain responses for the cases a user can cause (400, 404, 405, 414,
+ * 431) and the one they cannot (500). None of them ever includes internal detail such as a stack trace.
  */
 import { escapeHtml } from "./render.ts";
 
@@ -39,4 +39,17 @@ export function methodNotAllowed(allow: readonly string[]): Response {
 /** Generic 500 page: the details go to logs and monitoring, never to the client. */
 export function internalError(): Response {
   return page(500, "Something went wrong", "The error has been recorded. Please try again.");
+}
+
+/** A plain-text answer with a one-line reason, for requests refused before routing. */
+export function plainError(status: number, reason: string): Response {
+  const bytes = new TextEncoder().encode(reason + "\n");
+  return new Response(bytes, {
+    status,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "cache-control": "no-store",
+      "content-length": String(bytes.length),
+    },
+  });
 }

@@ -2,6 +2,7 @@
  * Size limits checked before any routing: a request over them is refused with the status
  * HTTP defines for it, not a 500 and not a slow path through the app.
  */
+import { plainError } from "./pages.ts";
 
 /** Longest request target accepted (browsers and CDNs use 8 KiB as well). */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -16,19 +17,12 @@ export const MAX_HEADER_BYTES = 32 * 1024;
  */
 export function checkRequestLimits(req: Request): Response | null {
   if (req.url.length > MAX_URL_BYTES) {
-    return plain(414, `URL longer than ${MAX_URL_BYTES} bytes`);
+    return plainError(414, `URL longer than ${MAX_URL_BYTES} bytes`);
   }
   let size = 0;
   for (const [name, value] of req.headers) size += name.length + value.length + 4;
   if (size > MAX_HEADER_BYTES) {
-    return plain(431, `request headers larger than ${MAX_HEADER_BYTES} bytes`);
+    return plainError(431, `request headers larger than ${MAX_HEADER_BYTES} bytes`);
   }
   return null;
-}
-
-function plain(status: number, reason: string): Response {
-  return new Response(reason + "\n", {
-    status,
-    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-  });
 }

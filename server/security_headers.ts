@@ -16,13 +16,40 @@ const ALWAYS: ReadonlyArray<[string, string]> = [
   ["permissions-policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()"],
 ];
 
+/** What the server knows, without asking the client, about how requests reach it. */
+export interface Transport {
+  /** Every request arrives over TLS: a TLS listener, or a platform that terminates TLS itself. */
+  readonly httpsListener: boolean;
+  /** X-Forwarded-Proto comes from the operator's own proxy (TRUST_PROXY=true). */
+  readonly trustProxy: boolean;
+}
+
 /**
- * Whether the request reached us over HTTPS: directly (TLS in Deno, or a platform such as
- * Deno Deploy that hands us https URLs), or through a trusted proxy that says so.
+ * Whether the request reached us over HTTPS, judged only from how it really arrived.
+ *
+ * The scheme in `req.url` is not used: over plain HTTP a client can send an absolute-form
+ * target (`GET https://a.example/ HTTP/1.1`) and Deno puts that scheme in `req.url`. What counts
+ * is the listener (TLS, or Deno Deploy, which terminates TLS before the app) or, with
+ * TRUST_PROXY=true only, the first X-Forwarded-Proto value. Should a platform ever pass plain
+ * HTTP through, browsers ignore HSTS received over HTTP (RFC 6797, 8.1), so erring there is safe.
  */
-export function isHttps(req: Request, trustProxy: boolean): boolean {
-  if (req.url.startsWith("https:")) return true;
-  return trustProxy && req.headers.get("x-forwarded-proto")?.split(",")[0].trim() === "https";
+export function isHttps(req: Request, transport: Transport): boolean {
+  if (transport.httpsListener) return true;
+  if (!transport.trustProxy) return false;
+  const proto = req.headers.get("x-forwarded-proto");
+  if (proto === null) return false;
+  const comma = proto.indexOf(",");
+  return (comma === -1 ? proto : proto.slice(0, comma)).trim().toLowerCase() === "https";
+}
+
+/**
+ * Whether this process runs on Deno Deploy (DENO_DEPLOYMENT_ID is set). Deploy grants every
+ * permission; elsewhere the variable is not in the allow list, so it is only read if allowed.
+ */
+export function onDenoDeploy(): boolean {
+  const variable = "DENO_DEPLOYMENT_ID";
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return false;
+  return (Deno.env.get(variable) ?? "") !== "";
 }
 
 /** Add the security headers to a response (in place when its headers are mutable). */

@@ -23,7 +23,7 @@ export interface StaticEntry {
   readonly contentType: string;
   readonly cacheControl: string;
   readonly identity: Variant;
-  readonly encoded: Partial<Record<Encoding, Variant>>;
+  readonly encoded: ReadonlyMap<Encoding, Variant>;
 }
 
 /** URL path (without the leading slash) -> entry. */
@@ -34,9 +34,10 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 // Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
 const SHORT = "public, max-age=300";
 const IN_MEMORY_LIMIT = 1024 * 1024;
-const ENCODED_SUFFIX: Record<Encoding, string> = { br: ".br", gzip: ".gz" };
+const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], ["gzip", ".gz"]]);
 
-const CONTENT_TYPES: Record<string, string> = {
+// A Map: the extension comes from a file name, and `constructor` must not find a function.
+const CONTENT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
   css: "text/css; charset=utf-8",
   gif: "image/gif",
   html: "text/html; charset=utf-8",
@@ -56,12 +57,12 @@ const CONTENT_TYPES: Record<string, string> = {
   woff: "font/woff",
   woff2: "font/woff2",
   xml: "application/xml",
-};
+}));
 
 /** The Content-Type for a file name, by extension. */
 export function contentTypeFor(name: string): string {
   const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
-  return CONTENT_TYPES[ext] ?? "application/octet-stream";
+  return CONTENT_TYPES.get(ext) ?? "application/octet-stream";
 }
 
 /**
@@ -78,10 +79,10 @@ export async function indexStaticFiles(
     if (isEncodedCopy(path, files)) continue;
     if (path.endsWith(".map") && !options.serveSourceMaps) continue;
     if (path.split("/").some((segment) => segment.startsWith("."))) continue;
-    const encoded: Partial<Record<Encoding, Variant>> = {};
-    for (const [encoding, suffix] of Object.entries(ENCODED_SUFFIX) as [Encoding, string][]) {
+    const encoded = new Map<Encoding, Variant>();
+    for (const [encoding, suffix] of ENCODED_SUFFIX) {
       if (files.has(path + suffix)) {
-        encoded[encoding] = await readVariant(`${dir}/${path}${suffix}`);
+        encoded.set(encoding, await readVariant(`${dir}/${path}${suffix}`));
       }
     }
     index.set(path, {
@@ -98,7 +99,7 @@ export async function indexStaticFiles(
  * Answer a GET or HEAD for a static file, or `null` when no such file is served.
  *
  * @example
- * const res = serveStatic(index, req, new URL(req.url).pathname) ?? notFound();
+ * const res = serveStatic(index, req, "/favicon.ico") ?? notFound();
  */
 export function serveStatic(
   index: StaticIndex,
@@ -109,9 +110,9 @@ export function serveStatic(
   const entry = path === null ? undefined : index.get(path);
   if (entry === undefined) return null;
 
-  const available = Object.keys(entry.encoded) as Encoding[];
+  const available = [...entry.encoded.keys()];
   const encoding = negotiateEncoding(req.headers.get("accept-encoding"), available);
-  const variant = encoding ? entry.encoded[encoding]! : entry.identity;
+  const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
   const headers = new Headers({
     "content-type": entry.contentType,
     "cache-control": entry.cacheControl,
@@ -143,7 +144,7 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 function isEncodedCopy(path: string, files: ReadonlySet<string>): boolean {
-  return Object.values(ENCODED_SUFFIX).some((suffix) =>
+  return [...ENCODED_SUFFIX.values()].some((suffix) =>
     path.endsWith(suffix) && files.has(path.slice(0, -suffix.length))
   );
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { applySecurityHeaders, isHttps } from "../server/security_headers.ts";
+import { applySecurityHeaders, isHttps, onDenoDeploy } from "../server/security_headers.ts";
 
 Deno.test("applySecurityHeaders: the fixed headers on any response", () => {
   const res = applySecurityHeaders(new Response("x"), { https: false, hsts: "auto" });
@@ -31,10 +31,26 @@ Deno.test("applySecurityHeaders: works on responses with immutable headers", asy
   await res.body?.cancel();
 });
 
-Deno.test("isHttps: the URL, or X-Forwarded-Proto only from a trusted proxy", () => {
+Deno.test("isHttps: the listener, or X-Forwarded-Proto only from a trusted proxy", () => {
+  const plain = { httpsListener: false, trustProxy: false };
   const forwarded = new Request("http://x/", { headers: { "x-forwarded-proto": "https" } });
-  assert.ok(isHttps(new Request("https://x/"), false));
-  assert.ok(!isHttps(forwarded, false));
-  assert.ok(isHttps(forwarded, true));
-  assert.ok(!isHttps(new Request("http://x/"), true));
+  assert.ok(isHttps(new Request("http://x/"), { httpsListener: true, trustProxy: false }));
+  assert.ok(!isHttps(forwarded, plain));
+  assert.ok(isHttps(forwarded, { httpsListener: false, trustProxy: true }));
+  assert.ok(!isHttps(new Request("http://x/"), { httpsListener: false, trustProxy: true }));
+  const chain = new Request("http://x/", { headers: { "x-forwarded-proto": "HTTPS , http" } });
+  assert.ok(isHttps(chain, { httpsListener: false, trustProxy: true }));
+  const spoofed = new Request("http://x/", { headers: { "x-forwarded-proto": "http, https" } });
+  assert.ok(!isHttps(spoofed, { httpsListener: false, trustProxy: true }));
+});
+
+Deno.test("isHttps: an https URL alone (an absolute-form target over plain HTTP) is not HTTPS", () => {
+  assert.ok(!isHttps(new Request("https://x/"), { httpsListener: false, trustProxy: false }));
+  assert.ok(!isHttps(new Request("https://x/"), { httpsListener: false, trustProxy: true }));
+});
+
+Deno.test("onDenoDeploy: false where DENO_DEPLOYMENT_ID is not set or not readable", () => {
+  const readable = Deno.permissions.querySync({ name: "env", variable: "DENO_DEPLOYMENT_ID" });
+  const set = readable.state === "granted" && !!Deno.env.get("DENO_DEPLOYMENT_ID");
+  assert.equal(onDenoDeploy(), set);
 });
