@@ -1,5 +1,6 @@
 /**
- * Browser entry: hydrate the server-rendered shell, then load monitoring if it is configured.
+ * Browser entry: start loading monitoring if it is configured, then hydrate the
+ * server-rendered shell.
  */
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
@@ -10,7 +11,14 @@ import "./styles.css";
 
 const config = readClientConfig();
 const errors = new ErrorBuffer();
-if (config.sentry) errors.listen(window);
+if (config.sentry) {
+  const sentry = config.sentry;
+  errors.listen(window);
+  // Requested before hydration, so that an app that fails to start (no #root, a throw in
+  // hydrateRoot) still gets monitoring and its buffered error is sent. The chunk is fetched
+  // in parallel and evaluated in a later task: nothing is added to what hydration waits for.
+  import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
+}
 
 const root = document.getElementById("root");
 if (root === null) throw new Error("#root is missing from the server-rendered page");
@@ -29,11 +37,6 @@ hydrateRoot(
       report(error, "react.recoverable", true, info.componentStack ?? undefined),
   },
 );
-
-if (config.sentry) {
-  const sentry = config.sentry;
-  import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
-}
 
 function report(error: unknown, mechanism: string, handled: boolean, componentStack?: string) {
   // Keep React's default of logging to the console, so problems are visible while developing.

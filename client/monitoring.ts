@@ -1,8 +1,9 @@
 /**
- * Browser monitoring with `@sentry/react`, loaded as its own chunk right after hydration
- * starts so the JavaScript needed before hydration stays small.
+ * Browser monitoring with `@sentry/react`, loaded as its own chunk (requested as the page
+ * starts, evaluated after hydration starts) so the JavaScript needed before hydration stays small.
  */
 import { browserTracingIntegration, captureException, init, withScope } from "@sentry/react";
+import { linkComponentStack } from "./component_stack.ts";
 import type { SentryClientConfig } from "./config.ts";
 import type { ErrorBuffer } from "./error_buffer.ts";
 
@@ -21,9 +22,20 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
   buffer.attach((error, context) => {
     withScope((scope) => {
       if (context.componentStack) {
+        // Linked as the error's cause so Sentry symbolicates it; the raw text stays readable
+        // in the event's React context as well.
+        linkComponentStack(error, context.componentStack);
         scope.setContext("react", { componentStack: context.componentStack });
       }
-      captureException(error, { mechanism: { type: context.mechanism, handled: context.handled } });
+      // Not passed as captureException's `mechanism` hint: the SDK applies that to the first
+      // exception, which with a linked component stack is the stack, not the error itself.
+      const mechanism = { type: context.mechanism, handled: context.handled };
+      scope.addEventProcessor((event) => {
+        const main = event.exception?.values?.at(-1);
+        if (main) main.mechanism = { ...main.mechanism, ...mechanism };
+        return event;
+      });
+      captureException(error);
     });
   }, { stopListening: true });
 }

@@ -167,7 +167,19 @@ function contentLength(res: Response): number | null {
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 function throwDebugError(): never {
-  throw new Error("Debug error from GET /debug/error: server monitoring works");
+  // Sentry's dedupe integration drops an error identical to the one sent just before it (same
+  // type, message and frames, compared by file, function, line and column), so a second GET
+  // would send nothing. The message stays fixed and every other call throws the error made
+  // one line further down: dedupe sees different frames, while Sentry groups JavaScript frames
+  // by file, function and source text, not line, so all of them stay one issue.
+  const self = throwDebugError as typeof throwDebugError & { calls?: number };
+  self.calls = (self.calls ?? 0) + 1;
+  const message = "Debug error from GET /debug/error: server monitoring works";
+  const twins = [
+    new Error(message),
+    new Error(message),
+  ];
+  throw twins[self.calls % 2];
 }
 
 function healthHandler(release: string): Handler {

@@ -5,7 +5,7 @@
  * when there is no Chromium.
  */
 import assert from "node:assert/strict";
-import type { Event } from "@sentry/core";
+import type { Event, SpanJSON } from "@sentry/core";
 import type { Browser, Page, Request } from "playwright-core";
 import {
   cspViolations,
@@ -21,6 +21,7 @@ const ENVIRONMENT = "e2e";
 const WAIT_MS = 15_000;
 const MONITORING_CHUNK = /\/build\/chunks\/monitoring-[^/]+\.js$/;
 const MAIN_SCRIPT = /\/build\/main-[^/]+\.js$/;
+const ROOT_MISSING = "#root is missing from the server-rendered page";
 
 /** An envelope item as the ingest parsed it. */
 type Item = readonly [{ readonly type?: string }, unknown];
@@ -99,7 +100,10 @@ Deno.test({
     // Play the attacker: a proxy in front of the app injects an inline script, without the
     // nonce, into the HTML, as a stored XSS would. (Rewriting the page with page.route also
     // blocks the script, but Chromium sends no report for a document Playwright fulfilled.)
-    await using proxy = startInjectingProxy(monitored.url);
+    await using proxy = startRewritingProxy(
+      monitored.url,
+      (html) => html.replace("</body>", "<script>globalThis.__injected = true;</script></body>"),
+    );
     await tab.page.goto(proxy.url);
     await waitForHydration(tab.page);
     assert.equal(
@@ -125,8 +129,11 @@ Deno.test({
   },
 });
 
-/** A pass-through proxy to `target` that adds an un-nonced inline script to HTML pages. */
-function startInjectingProxy(target: string) {
+/**
+ * A pass-through proxy to `target` that passes HTML pages through `rewrite`, standing in for
+ * a page the server could send (a tampered or broken one) while keeping its real headers.
+ */
+function startRewritingProxy(target: string, rewrite: (html: string) => string) {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const url = new URL(req.url);
     const upstream = await fetch(new URL(url.pathname + url.search, target), {
@@ -135,10 +142,7 @@ function startInjectingProxy(target: string) {
       body: req.body,
     });
     if (!upstream.headers.get("content-type")?.startsWith("text/html")) return upstream;
-    const html = (await upstream.text()).replace(
-      "</body>",
-      "<script>globalThis.__injected = true;</script></body>",
-    );
+    const html = rewrite(await upstream.text());
     const headers = new Headers(upstream.headers);
     headers.delete("content-length");
     headers.delete("content-encoding");
@@ -227,21 +231,158 @@ Deno.test({
 });
 
 Deno.test({
-  name: "browser: an error in a server handler reaches the ingest; the client gets a bare 500",
+  name: "browser: an app that fails to start (no #root) still loads monitoring and sends the error",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    // A server page without the element the entry script hydrates.
+    await using proxy = startRewritingProxy(
+      monitored.url,
+      (html) => html.replace('<div id="root">', '<div id="not-root">'),
+    );
+    const token = crypto.randomUUID();
+    const url = `${proxy.url}?e2e=${token}`;
+    assert.doesNotMatch(await (await fetch(url)).text(), /id="root"/);
+
+    await using tab = await openTab();
+    const raised = tab.page.waitForEvent("pageerror", (e) => e.message.includes("#root"));
+    await tab.page.goto(url);
+    await raised;
+    const event = await waitForItem(
+      "event",
+      (e) => exceptionOf(e)?.value === ROOT_MISSING && e.request?.url?.includes(token) === true,
+    );
+    assertBrowserError(event);
+    assert.equal(exceptionOf(event)?.mechanism?.type, "onerror", "caught by the buffer");
+    assert.equal(await tab.page.locator(".shell[data-hydrated='true']").count(), 0);
+    tab.assertOnlyTunnelPosts(proxy.url, ingest.port);
+  },
+});
+
+Deno.test({
+  name: "browser: a React error's component stack arrives as a linked exception with frames",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    // The server's text differs from what the client renders: React reports a recoverable
+    // hydration error, with the component stack of the element that did not match.
+    await using proxy = startRewritingProxy(
+      monitored.url,
+      (html) => html.replace("<h1>It works</h1>", "<h1>It worked</h1>"),
+    );
+    const token = crypto.randomUUID();
+    await using tab = await openTab();
+    await tab.page.goto(`${proxy.url}?e2e=${token}`);
+    await waitForHydration(tab.page);
+
+    const event = await waitForItem(
+      "event",
+      (e) => e.request?.url?.includes(token) === true,
+    );
+    const values = event.exception?.values ?? [];
+    assert.equal(values.length, 2, JSON.stringify(values.map((v) => v.type)));
+    // Sentry lists the cause first and the error React reported last.
+    const [componentStack, reported] = values;
+    assert.equal(reported.mechanism?.type, "react.recoverable");
+    assert.equal(reported.mechanism?.handled, true);
+    assert.ok((reported.stacktrace?.frames?.length ?? 0) > 0, "the error's own stack");
+    assert.equal(componentStack.type, "React component stack");
+    assert.equal(componentStack.value, reported.value);
+    assert.equal(componentStack.mechanism?.type, "chained");
+    assert.equal(componentStack.mechanism?.source, "cause");
+    // Frames Sentry can map back through the build's source maps: the bundle's URL, line and
+    // column for each component.
+    const frames = componentStack.stacktrace?.frames ?? [];
+    const inBundle = frames.filter((f) =>
+      MAIN_SCRIPT.test(new URL(f.filename ?? "", "http://x").pathname) &&
+      typeof f.lineno === "number" && typeof f.colno === "number"
+    );
+    assert.ok(inBundle.length > 0, JSON.stringify(frames));
+    assert.equal(typeof event.contexts?.react?.componentStack, "string");
+    tab.assertOnlyTunnelPosts(proxy.url, ingest.port);
+  },
+});
+
+Deno.test({
+  name: "browser: Web Vitals reach the ingest: LCP, CLS, FCP, TTFB on the pageload, INP as a span",
+  ...options,
+  async fn() {
+    const { monitored, ingest } = fixture!;
+    const token = crypto.randomUUID();
+    await using tab = await openTab();
+    // The SDK sends no CLS at all for a page without a layout shift, so make one: once the
+    // page has painted, a banner pushes the shell down (Sentry's observer reads buffered
+    // entries, so this counts even if the SDK starts later).
+    await tab.page.addInitScript(() => {
+      addEventListener("load", () =>
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            const banner = document.createElement("div");
+            banner.style.height = "80px";
+            document.body.prepend(banner);
+          })
+        ));
+    });
+    await tab.page.goto(`${monitored.url}?e2e=${token}`);
+    await waitForHydration(tab.page);
+
+    // The SDK records LCP, CLS, FCP and TTFB as measurements of the pageload transaction
+    // when it ends (about a second after the page goes idle).
+    const pageload = await waitForItem(
+      "transaction",
+      (e) => e.contexts?.trace?.op === "pageload" && e.request?.url?.includes(token) === true,
+    );
+    const measurements = pageload.measurements ?? {};
+    for (const name of ["lcp", "cls", "fcp", "ttfb"]) {
+      assert.equal(
+        typeof measurements[name]?.value,
+        "number",
+        `${name}: ${JSON.stringify(measurements)}`,
+      );
+    }
+    assert.ok(measurements.lcp.value > 0, "the heading was painted");
+    assert.equal(measurements.lcp.unit, "millisecond");
+    assert.ok(measurements.cls.value > 0, "the banner's shift");
+
+    // INP replaced FID; the SDK sends it as a standalone span, once the page is hidden (the
+    // web-vitals library reports INP then), so: one interaction, then leave the page.
+    await tab.page.click("h1");
+    await tab.page.goto("about:blank");
+    const traceId = pageload.contexts?.trace?.trace_id;
+    const inp = await waitForItem<SpanJSON>(
+      "span",
+      (s) => s.op === "ui.interaction.click" && s.trace_id === traceId,
+    );
+    assert.equal(typeof inp.measurements?.inp?.value, "number", JSON.stringify(inp));
+    assert.equal(inp.measurements?.inp?.unit, "millisecond");
+    assert.match(inp.description ?? "", /main\.shell-main > h1$/, "the element clicked");
+    tab.assertOnlyTunnelPosts(monitored.url, ingest.port);
+  },
+});
+
+Deno.test({
+  name: "browser: every error in a server handler reaches the ingest; the client gets a bare 500",
   ...options,
   async fn() {
     const { monitored, release } = fixture!;
-    const res = await fetch(new URL("/debug/error", monitored.url));
-    assert.equal(res.status, 500);
-    const body = await res.text();
-    assert.doesNotMatch(body, /Debug error|throwDebugError|\bat \S+ \(|\.ts:\d+|file:\/\//);
+    // Twice in a row: Sentry's dedupe integration would drop the second of two identical errors.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(new URL("/debug/error", monitored.url));
+      assert.equal(res.status, 500);
+      const body = await res.text();
+      assert.doesNotMatch(body, /Debug error|throwDebugError|\bat \S+ \(|\.ts:\d+|file:\/\//);
+    }
 
-    const event = await waitForError("Debug error from GET /debug/error: server monitoring works");
-    assert.equal(event.sdk?.name, "sentry.javascript.deno");
-    assert.equal(event.release, release);
-    assert.equal(event.environment, ENVIRONMENT);
-    assert.equal(exceptionOf(event)?.type, "Error");
-    assert.ok(frameFunctions(event).includes("throwDebugError"), "stack trace with the handler");
+    const message = "Debug error from GET /debug/error: server monitoring works";
+    const events = await waitForItems("event", (e) => exceptionOf(e)?.value === message, 2);
+    assert.notEqual(events[0].event_id, events[1].event_id);
+    for (const event of events) {
+      assert.equal(event.sdk?.name, "sentry.javascript.deno");
+      assert.equal(event.release, release);
+      assert.equal(event.environment, ENVIRONMENT);
+      assert.equal(exceptionOf(event)?.type, "Error");
+      assert.ok(frameFunctions(event).includes("throwDebugError"), "stack trace with the handler");
+    }
   },
 });
 
@@ -420,28 +561,39 @@ function isTunnelPost(request: Request, appUrl: string): boolean {
 }
 
 /**
- * Wait until the ingest holds an envelope item of `type` whose payload matches, and return it.
- * Waits on the ingest's own arrivals rather than sleeping.
+ * Wait until the ingest holds `count` envelope items of `type` whose payloads match, and return
+ * them in arrival order. Waits on the ingest's own arrivals rather than sleeping.
  */
-async function waitForItem(
-  type: "event" | "transaction",
-  matches: (event: Event) => boolean,
-): Promise<Event> {
+async function waitForItems<T = Event>(
+  type: "event" | "transaction" | "span",
+  matches: (payload: T) => boolean,
+  count: number,
+): Promise<T[]> {
   const { ingest } = fixture!;
   const deadline = Date.now() + WAIT_MS;
   while (true) {
     const envelopes = await ingest.envelopes();
     const items = envelopes.flatMap((envelope) => envelope[1] as readonly Item[]);
-    for (const [header, payload] of items) {
-      if (header.type === type && matches(payload as Event)) return payload as Event;
-    }
+    const found = items.filter(([h, p]) => h.type === type && matches(p as T)).map(([, p]) => p);
+    if (found.length >= count) return found as T[];
     const left = deadline - Date.now();
     if (left <= 0) {
       const seen = items.map(([h, p]) => `${h.type} ${describeItem(p as Event)}`);
-      throw new Error(`no matching ${type} reached the ingest; it has:\n${seen.join("\n")}`);
+      throw new Error(
+        `${found.length} of ${count} matching ${type} items reached the ingest; it has:\n` +
+          seen.join("\n"),
+      );
     }
     await ingest.waitFor(envelopes.length + 1, "complete", left).catch(() => {});
   }
+}
+
+/** Wait for the first envelope item of `type` whose payload matches. */
+async function waitForItem<T = Event>(
+  type: "event" | "transaction" | "span",
+  matches: (payload: T) => boolean,
+): Promise<T> {
+  return (await waitForItems(type, matches, 1))[0];
 }
 
 /** Wait for the error event whose exception has this message. */
@@ -450,11 +602,13 @@ function waitForError(message: string): Promise<Event> {
 }
 
 function describeItem(event: Event): string {
-  return exceptionOf(event)?.value ?? event.transaction ?? "";
+  const span = event as SpanJSON;
+  return exceptionOf(event)?.value ?? event.transaction ?? span.op ?? "";
 }
 
+/** The event's main exception: Sentry lists linked errors (causes) before it, so it is last. */
 function exceptionOf(event: Event) {
-  return event.exception?.values?.[0];
+  return event.exception?.values?.at(-1);
 }
 
 function frameFunctions(event: Event): string[] {
