@@ -84,7 +84,12 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
       if (stopping) return;
       try {
         start(addr.port, () => {});
-      } catch {
+      } catch (error) {
+        // With PORT=0 the permission covers port 0, not the port the first listen got.
+        if (error instanceof Deno.errors.NotCapable) {
+          log(`server: cannot listen again: ${describe(error)}`);
+          return;
+        }
         // Still no descriptor for the listening socket; try again later.
         waitMs = Math.min(waitMs * 2, max);
         retry();
