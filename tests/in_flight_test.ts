@@ -27,7 +27,9 @@ Deno.test("InFlight counts a handler from its call until its response or error",
       throw new Error("boom");
     })(req, info)
   );
-  await assert.rejects(inFlight.track(() => Promise.reject(new Error("late")))(req, info));
+  await assert.rejects(async () =>
+    await inFlight.track(() => Promise.reject(new Error("late")))(req, info)
+  );
   assert.equal(inFlight.count, 0);
   assert.equal(await inFlight.idle(0), true);
 });
