@@ -174,7 +174,8 @@ class DevServer {
       env: {
         DEV_MODE: "true",
         NODE_ENV: "development",
-        // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise.
+        // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise
+        // (the inbox then refuses to start: see dev_boot.ts).
         HOST: Deno.env.get("HOST") || "127.0.0.1",
         // The bundle links its source maps; the browser's devtools fetch them.
         SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
