@@ -9,13 +9,22 @@ import { createServerApp } from "./server/boot.ts";
 import { readEnv } from "./server/config.ts";
 import { exitOnStartupError } from "./server/startup.ts";
 import { defaultLogWriter } from "./server/app.ts";
-import { DEV_PATHS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import {
+  DEV_PATHS,
+  DRAIN_TIMEOUT_MS,
+  FLUSH_TIMEOUT_MS,
+  STDIN_LIFELINE_FLAG,
+} from "./server/constants.ts";
+import { InFlight } from "./server/in_flight.ts";
+import { listen } from "./server/listen.ts";
+import { onStdinClosed } from "./server/parent_gone.ts";
 import { lastResortResponse } from "./server/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
 
-const server = Deno.serve({
+const inFlight = new InFlight();
+const server = listen({
   port: config.port,
   hostname: config.host,
   onError: lastResortResponse,
@@ -29,17 +38,24 @@ const server = Deno.serve({
       console.log(`Monitoring goes to the dev inbox: http://${shown}:${port}${DEV_PATHS.inbox}`);
     }
   },
-}, handler);
+}, inFlight.track(handler));
 
-// Stop accepting, let in-flight requests finish, send queued monitoring events, exit 0.
-// Hosted platforms send SIGINT and kill the process a few seconds later.
+// Finish what was accepted (uploads still arriving are read to the end and forwarded), then stop
+// listening, send queued monitoring events and exit 0. server.shutdown() alone would cut the
+// bodies still arriving (see server/in_flight.ts). Hosted platforms send SIGINT and kill the
+// process a few seconds later.
 let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    await server.shutdown();
-    await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
-    Deno.exit(0);
-  });
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`server: stopping (${inFlight.count} requests in flight)`);
+  if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
+    console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
+  }
+  const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
+  await Promise.race([server.shutdown(), closed]);
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
+  Deno.exit(0);
 }
+for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+if (Deno.args.includes(STDIN_LIFELINE_FLAG)) onStdinClosed(stop);

@@ -6,19 +6,26 @@
  *
  * Deno chooses the address (`--port`/`--host`, or `DENO_SERVE_ADDRESS=tcp:HOST:PORT`), so PORT
  * and HOST do not apply here. Each worker builds its own app (server/boot.ts), with its own
- * monitoring client; on SIGINT/SIGTERM each one flushes it before the process exits.
+ * monitoring client; on SIGINT/SIGTERM each one waits for its running handlers and flushes
+ * monitoring before the process exits.
+ *
+ * Deno's own SIGTERM handler for `deno serve` calls the server's graceful shutdown at once,
+ * which (Deno 2.9) cuts request bodies still arriving: unlike main.ts, uploads in progress at
+ * the signal are answered 400. An accept failure (out of file descriptors) ends the process.
  */
-import "./server/preflight.ts";
 import "./server/preflight.ts";
 import { createServerApp } from "./server/boot.ts";
 import { readEnv } from "./server/config.ts";
 import { exitOnStartupError } from "./server/startup.ts";
 import { defaultLogWriter } from "./server/app.ts";
-import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { InFlight } from "./server/in_flight.ts";
 import { withLastResort } from "./server/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
+
+const inFlight = new InFlight();
 
 // Every worker hears the signal. The first to call Deno.exit ends the process for all, so
 // each waits out the same deadline when there may be monitoring data left to send.
@@ -27,6 +34,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.addSignalListener(signal, async () => {
     if (stopping) return;
     stopping = true;
+    // This worker's requests already read (the tunnel forwarding an envelope) finish first.
+    // Another worker's Deno.exit can still end them: workers do not wait for each other.
+    await inFlight.idle(DRAIN_TIMEOUT_MS);
     const deadline = Date.now() + FLUSH_TIMEOUT_MS;
     await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
     if (monitoring.enabled) await new Promise((r) => setTimeout(r, deadline - Date.now()));
@@ -36,7 +46,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 export default {
   // The default export has no onError: this gives the same last-resort answer as main.ts.
-  fetch: withLastResort(handler),
+  fetch: withLastResort(inFlight.track(handler)),
   // Called in the first worker only.
   onListen(addr) {
     const { hostname, port } = addr as Deno.NetAddr;

@@ -5,8 +5,6 @@
  */
 import { createApp, type Handler } from "./app.ts";
 import { type Config, loadConfig } from "./config.ts";
-import { DevInbox, inboxFetch, inboxTransport } from "./dev_inbox.ts";
-import { createDevHandler } from "./dev_server.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
 import { type Monitoring, startMonitoring } from "./monitoring.ts";
 import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
@@ -26,6 +24,23 @@ export interface ServerApp {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * What development adds (server/dev_boot.ts): the inbox in place of Sentry and the `/_dev/`
+ * routes. Declared here so production never imports a dev module, not even for its types.
+ */
+export interface DevTools {
+  /** Where the server SDK's envelopes go instead of the network. */
+  readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
+  /** The tunnel's upstream fetch, given the real one. */
+  tunnelFetch(upstream: typeof fetch): typeof fetch;
+  /** Put the `/_dev/` routes in front of the app (and swap in new builds in dev mode). */
+  wrap(app: Handler, buildId: string, reloadApp: () => Promise<Handler>): Promise<Handler>;
+}
+
+// Not a string literal, so `deno info main.ts` and `deno compile` leave the dev modules out of
+// the production graph; loading it needs read access to server/, which only dev grants.
+const DEV_TOOLS_MODULE = new URL("./dev_boot.ts", import.meta.url).href;
 
 /** The client build as the server uses it. */
 interface Build {
@@ -47,31 +62,25 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   if (missing) throw new StartupError(describeMissing(missing));
   const build = await loadBuild(config);
   const release = config.sentryRelease ?? build.manifest.buildId;
+  const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
-  const upstreamFetch = globalThis.fetch;
-  const inbox = config.devInbox ? new DevInbox() : undefined;
-  const monitoring = startMonitoring(config, release, {
-    transport: inbox && inboxTransport(inbox),
-  });
+  const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : globalThis.fetch;
+  const monitoring = startMonitoring(config, release, { transport: dev?.transport });
   const appFor = ({ manifest, staticIndex }: Build) =>
-    createApp({
-      config,
-      manifest,
-      staticIndex,
-      release,
-      monitoring,
-      fetch: inbox ? inboxFetch(inbox, upstreamFetch) : upstreamFetch,
-    });
-  const handler = config.devMode || inbox
-    ? await createDevHandler({
-      devMode: config.devMode,
-      inbox,
-      app: appFor(build),
-      buildId: build.manifest.buildId,
-      reloadApp: async () => appFor(await loadBuild(config)),
-    })
+    createApp({ config, manifest, staticIndex, release, monitoring, fetch: upstreamFetch });
+  const handler = dev
+    ? await dev.wrap(
+      appFor(build),
+      build.manifest.buildId,
+      async () => appFor(await loadBuild(config)),
+    )
     : appFor(build);
   return { config, release, monitoring, handler };
+}
+
+async function loadDevTools(config: Config): Promise<DevTools> {
+  const { startDevTools } = await import(DEV_TOOLS_MODULE);
+  return (startDevTools as (config: Config) => DevTools)(config);
 }
 
 /** Read the manifest and index `static/`: what a build gives the server. */

@@ -107,7 +107,7 @@ export function loadConfig(env: Env): Config {
   };
 }
 
-/** The variables {@link loadConfig} reads; start-up asks for env permission on these only. */
+/** The variables {@link loadConfig} reads in production; start-up checks env permission on these. */
 export const CONFIG_VARIABLES = [
   "PORT",
   "HOST",
@@ -123,16 +123,25 @@ export const CONFIG_VARIABLES = [
   "DEBUG_ERROR_ROUTE",
   "LOG_FORMAT",
   "HSTS",
-  "DEV_MODE",
-  "DEV_INBOX",
 ] as const;
+
+/**
+ * Development switches: read only when the process was granted them (`deno task dev` is; the
+ * production tasks are not), so production ignores them whatever the environment says.
+ */
+export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
 
 /** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
 export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
 
 /** The configuration variables from the process environment (only those: least privilege). */
 export function readEnv(): Record<string, string | undefined> {
-  return Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, Deno.env.get(name)]));
+  const dev = DEV_VARIABLES.filter((variable) =>
+    Deno.permissions.querySync({ name: "env", variable }).state === "granted"
+  );
+  return Object.fromEntries(
+    [...CONFIG_VARIABLES, ...dev].map((name) => [name, Deno.env.get(name)]),
+  );
 }
 
 // Empty strings count as unset: `FOO= deno task start` is a common way to clear a value.

@@ -21,3 +21,15 @@ export const DEV_PATHS = {
  * so nothing ever leaves the machine: the tunnel hands these envelopes to the inbox directly.
  */
 export const DEV_INBOX_DSN = "http://dev@inbox.invalid/0";
+
+/**
+ * How long shutdown waits for requests already being handled (uploads still arriving, the
+ * tunnel's forwarding) before closing them; Sentry Relay waits as long.
+ */
+export const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * The launcher (start.ts) passes this to main.ts: stdin is a pipe from the launcher, and its end
+ * means the launcher is gone, so the server shuts down as on SIGTERM.
+ */
+export const STDIN_LIFELINE_FLAG = "--until-stdin-closes";

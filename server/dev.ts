@@ -11,7 +11,7 @@
  */
 import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs, OUT_DIR } from "./build.ts";
-import { CONFIG_VARIABLES } from "./config.ts";
+import { CONFIG_VARIABLES, DEV_VARIABLES } from "./config.ts";
 import { type BuildError, type BuildStatus, writeBuildStatus } from "./dev_reload.ts";
 import { MANIFEST_FILE } from "./manifest.ts";
 
@@ -22,16 +22,17 @@ const DEBOUNCE_MS = 40;
 const STOP_TIMEOUT_MS = 3_000;
 
 /**
- * Flags of the dev server: those of `deno task start`, plus reading client/ (the dev client
- * script) and watching for changes.
+ * Flags of the dev server: those of `deno task start`, plus the dev switches, reading client/
+ * (the dev client script) and server/ (boot.ts loads the dev modules from there at run time),
+ * and watching for changes.
  */
 export const DEV_SERVER_ARGS: readonly string[] = [
   "run",
   "--watch",
   "--no-clear-screen",
   "--allow-net",
-  "--allow-read=static,client",
-  `--allow-env=NODE_ENV,${CONFIG_VARIABLES.join(",")}`,
+  "--allow-read=static,client,server",
+  `--allow-env=NODE_ENV,${[...CONFIG_VARIABLES, ...DEV_VARIABLES].join(",")}`,
   "main.ts",
 ];
 
@@ -173,7 +174,8 @@ class DevServer {
       env: {
         DEV_MODE: "true",
         NODE_ENV: "development",
-        // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise.
+        // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise
+        // (the inbox then refuses to start: see dev_boot.ts).
         HOST: Deno.env.get("HOST") || "127.0.0.1",
         // The bundle links its source maps; the browser's devtools fetch them.
         SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",

@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { ConfigError, loadConfig } from "../server/config.ts";
 import { DEV_INBOX_DSN } from "../server/constants.ts";
 import { DevInbox, inboxFetch, renderInboxPage } from "../server/dev_inbox.ts";
+import { DEV_SERVER_ARGS } from "../server/dev.ts";
 import { startServer } from "./support/server.ts";
+
+// main.ts as `deno task dev` runs it (with its flags), without the file watcher.
+const devArgs = DEV_SERVER_ARGS.filter((a) => a !== "--watch" && a !== "--no-clear-screen");
 
 const INBOX_INGEST = "http://inbox.invalid/api/0/envelope/";
 
@@ -149,7 +153,9 @@ Deno.test("inboxFetch answers the inbox's ingest itself (gzip too) and passes th
 });
 
 Deno.test("dev mode without SENTRY_DSN: browser and server reports land in the inbox", async () => {
-  const server = await startServer({ DEV_MODE: "true", DEBUG_ERROR_ROUTE: "true" });
+  const server = await startServer({ DEV_MODE: "true", DEBUG_ERROR_ROUTE: "true" }, {
+    args: devArgs,
+  });
   const url = (path: string) => new URL(path, server.url).href;
   try {
     // Both SDKs are on: the page hands the browser the inbox DSN and the tunnel.
@@ -193,8 +199,9 @@ Deno.test("dev mode without SENTRY_DSN: browser and server reports land in the i
   }
 });
 
-Deno.test("production: no inbox, no dev endpoints, no dev script", async () => {
-  const server = await startServer();
+Deno.test("production: no inbox, no dev endpoints, no dev script, whatever DEV_* says", async () => {
+  // The start task is not granted the dev variables, so they are not even read.
+  const server = await startServer({ DEV_MODE: "true", DEV_INBOX: "true" });
   try {
     for (const path of ["/_dev/inbox", "/_dev/reload", "/_dev/client.js"]) {
       const res = await fetch(new URL(path, server.url));
@@ -211,7 +218,7 @@ Deno.test("production: no inbox, no dev endpoints, no dev script", async () => {
 });
 
 Deno.test("DEV_INBOX=true turns the inbox on explicitly, without dev mode", async () => {
-  const server = await startServer({ DEV_INBOX: "true" });
+  const server = await startServer({ DEV_INBOX: "true" }, { args: devArgs });
   try {
     const inbox = await fetch(new URL("/_dev/inbox", server.url));
     assert.equal(inbox.status, 200);

@@ -366,6 +366,7 @@ Deno.test("the start task serves with only the permissions it needs", () => {
     "--allow-read=static",
     `--allow-env=${["NODE_ENV", ...CONFIG_VARIABLES].join(",")}`,
     "main.ts",
+    "--until-stdin-closes",
   ]);
   assert.equal(servingArgs(loadConfig({ HOST: "::1", PORT: "0" }))[1], "--allow-net=[::1]:0");
 });
