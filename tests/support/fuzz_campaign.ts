@@ -9,6 +9,7 @@
  */
 import fc from "fast-check";
 import type { Failure } from "./fuzz_verdict.ts";
+import { neededParts } from "./request_ablation.ts";
 import { type RawRequest, renderRequest } from "./raw_request.ts";
 
 /** How much to run, how wide, and from which seed. */
@@ -72,8 +73,12 @@ export async function surveyCampaign(
   runCase: RunCase,
   checkpoint: Checkpoint,
   options: CampaignOptions,
-): Promise<SurveyRow[]> {
-  const seen = new Map<string, { count: number; seed: number; index: number }>();
+): Promise<{ rows: SurveyRow[]; casesMs: number }> {
+  const started = performance.now();
+  const seen = new Map<
+    string,
+    { kind: string; needed: string[]; count: number; seed: number; index: number }
+  >();
   const checkpoints = new Map<string, { count: number; seed: number }>();
   await forEachChunk(options, () => false, async (seed, numRuns) => {
     let index = 0;
@@ -82,23 +87,29 @@ export async function surveyCampaign(
         const at = index++;
         const failure = await runCase(request);
         if (failure === null) return true;
-        const row = seen.get(failure.class);
+        const { kind } = failure;
+        const needed = await neededParts(request, failsAs(runCase, kind));
+        const key = classKey(kind, needed);
+        const row = seen.get(key);
         if (row) row.count++;
-        else seen.set(failure.class, { count: 1, seed, index: at });
+        else seen.set(key, { kind, needed, count: 1, seed, index: at });
         return true;
       }),
       { seed, numRuns },
     );
-    const problem = await checkpoint();
-    if (problem !== null) {
+    // Counts left out, so the same arrivals in other numbers make one row.
+    const problem = (await checkpoint())?.replace(/\d+ x /g, "");
+    if (problem !== undefined) {
       const row = checkpoints.get(problem);
       if (row) row.count++;
       else checkpoints.set(problem, { count: 1, seed });
     }
   });
+  const casesMs = Math.round(performance.now() - started);
   const rows: SurveyRow[] = [];
-  for (const [cls, { count, seed, index }] of seen) {
-    rows.push({ class: cls, count, ...await shrinkClass(arb, runCase, cls, seed, index, options) });
+  for (const [key, { kind, needed, count, seed, index }] of seen) {
+    const shrunk = await shrinkClass(arb, runCase, kind, needed, { seed, index }, options);
+    rows.push({ class: key, count, ...shrunk });
   }
   for (const [problem, { count, seed }] of checkpoints) {
     rows.push({
@@ -108,7 +119,7 @@ export async function surveyCampaign(
       replay: `FUZZ_SEED=${seed} FUZZ_RUNS=${options.chunkRuns} FUZZ_WORKERS=1`,
     });
   }
-  return rows.sort((a, b) => b.count - a.count);
+  return { rows: rows.sort((a, b) => b.count - a.count), casesMs };
 }
 
 /** A request as it goes on the wire, escaped, with long runs of one character folded. */
@@ -121,21 +132,33 @@ export function showRequest(request: RawRequest): string {
   return `${JSON.stringify(folded)}${pieces.size > 0 ? ` in ${pieces.size + 1} writes` : ""}`;
 }
 
-// Shrink from the first case of this class, keeping only cases that fail the same way.
+/** A survey row's name: what went wrong and which hostile parts of the request it needs. */
+export function classKey(kind: string, needed: readonly string[]): string {
+  return `${kind}, needs: ${needed.length > 0 ? needed.join(" + ") : "any one of several parts"}`;
+}
+
+function failsAs(runCase: RunCase, kind: string) {
+  return async (request: RawRequest) => (await runCase(request))?.kind === kind;
+}
+
+// Shrink from the first case of this class, keeping only cases that fail the same way and
+// need the same parts (so the example does not drift to another bug on the way down).
 async function shrinkClass(
   arb: fc.Arbitrary<RawRequest>,
   runCase: RunCase,
-  cls: string,
-  seed: number,
-  index: number,
+  kind: string,
+  needed: readonly string[],
+  { seed, index }: { seed: number; index: number },
   options: CampaignOptions,
 ): Promise<{ example: string; replay: string }> {
   const shrink = shrinkBudget(options.shrinkBudgetMs);
   shrink.start();
+  const key = classKey(kind, needed);
   const details = await fc.check(
     fc.asyncProperty(arb, async (request) => {
       if (shrink.exhausted()) return true;
-      return (await runCase(request))?.class !== cls;
+      if ((await runCase(request))?.kind !== kind) return true;
+      return classKey(kind, await neededParts(request, failsAs(runCase, kind))) !== key;
     }),
     { seed, path: String(index) },
   );

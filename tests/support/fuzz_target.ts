@@ -87,7 +87,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     answersHome,
     stop,
     async [Symbol.asyncDispose]() {
-      await server.stop("SIGKILL");
+      await server.stop();
       await ingest.close();
     },
   };

@@ -10,8 +10,11 @@
 import type { RawOutcome } from "./raw_http.ts";
 import { METHODS, PROTOTYPE_NAMES, type RawRequest } from "./raw_request.ts";
 
-/** A broken expectation: `class` groups failures with the same cause for the survey table. */
+/** A broken expectation. */
 export interface Failure {
+  /** What went wrong, without the request's context: `500 from the runtime`. */
+  readonly kind: string;
+  /** `kind` with the route and the request's signature, for a failure message. */
   readonly class: string;
   readonly detail: string;
 }
@@ -37,21 +40,21 @@ export function judgeExchange(
   // Where and with what kind of request: the survey keeps classes with different triggers apart.
   const on = `${route}; ${requestSignature(request)}`;
   if (outcome.kind === "timeout") {
-    return { class: `hang: no answer in time (${on})`, detail: `${outcome.received} bytes back` };
+    return failure("hang: no answer in time", on, `${outcome.received} bytes back`);
   }
   if (outcome.kind === "closed") {
     return isWellFormed(request)
-      ? { class: `closed without answer to a well-formed request (${on})`, detail: "" }
+      ? failure("closed without answer to a well-formed request", on, "")
       : null;
   }
   const { status, headers } = outcome;
   const from = headers.has("x-request-id") ? "app" : "runtime";
   const detail = `method ${JSON.stringify(request.method.slice(0, 30))}`;
   if (status >= 500) {
-    return { class: `${status} from the ${from} (${on})`, detail };
+    return failure(`${status} from the ${from}`, on, detail);
   }
   if (status >= 400 && from === "app" && !outcome.hasBody && request.method !== "HEAD") {
-    return { class: `${status} without a reason (${on})`, detail };
+    return failure(`${status} without a reason`, on, detail);
   }
   if (status >= 200 && status < 300) {
     const answered = routeAnswering(headers.get("content-type") ?? "");
@@ -59,18 +62,17 @@ export function judgeExchange(
       ? request.method === "POST"
       : PAGE_METHODS.has(request.method);
     if (!allowed) {
-      return { class: `${status} for a method the route does not serve (${on})`, detail };
+      return failure(`${status} for a method the route does not serve`, on, detail);
     }
     if (answered !== route && !(answered === "static" && route === "other")) {
-      return {
-        class: `${status} from ${answered} for a request to ${route} (${
-          requestSignature(request)
-        })`,
-        detail,
-      };
+      return failure(`${status} from ${answered} for a request to ${route}`, on, detail);
     }
   }
   return null;
+}
+
+function failure(kind: string, on: string, detail: string): Failure {
+  return { kind, class: `${kind} (${on})`, detail };
 }
 
 /**
@@ -101,14 +103,15 @@ export function requestSignature(request: RawRequest): string {
 
 /**
  * The route the target's path names, as a correct server would resolve it: origin-form paths
- * resolved the way `new URL` does against a well-formed authority, absolute-form by its path.
+ * resolved the way `new URL` does against a well-formed authority, absolute-form (any scheme)
+ * by its path.
  */
 export function routeOf(target: string, staticPaths: ReadonlySet<string>): RouteKind {
   let pathname: string;
   try {
     pathname = target.startsWith("/")
       ? new URL(`http://127.0.0.1${target}`).pathname
-      : /^https?:\/\//i.test(target)
+      : /^[a-z][a-z0-9+.-]*:\/\//i.test(target)
       ? new URL(target).pathname
       : "";
   } catch {
