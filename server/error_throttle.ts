@@ -139,12 +139,18 @@ export function errorKey(error: unknown): string {
 }
 
 // The first "at ..." line of a V8 stack, found without splitting a long stack into lines.
+// Line and column are dropped, as Sentry's grouping drops them: two throws in one function
+// are one error (GET /debug/error alternates between two lines to get past dedupe).
 function topFrame(stack: unknown): string {
   if (typeof stack !== "string") return "";
   const start = stack.indexOf("\n    at ");
   if (start === -1) return "";
   const end = stack.indexOf("\n", start + 1);
-  return stack.slice(start + 5, end === -1 ? undefined : Math.min(end, start + 5 + MAX_FRAME));
+  const frame = stack.slice(
+    start + 5,
+    end === -1 ? undefined : Math.min(end, start + 5 + MAX_FRAME),
+  );
+  return frame.replace(/:\d+:\d+(\)?)$/, "$1");
 }
 
 /**
