@@ -37,7 +37,9 @@ export function defineRoutes(declared: {
   const pages = new Map<string, PageRoute>();
   for (const page of declared.pages) {
     if (!/^\/[^?#\s]*$/.test(page.path)) {
-      throw new Error(`page path ${JSON.stringify(page.path)}: must start with / (no ?, #, spaces)`);
+      throw new Error(
+        `page path ${JSON.stringify(page.path)}: must start with / (no ?, #, spaces)`,
+      );
     }
     if (pages.has(page.path)) throw new Error(`page path ${page.path} is declared twice`);
     pages.set(page.path, page);
