@@ -1,26 +1,21 @@
-import { useEffect, useState } from "react";
+import type { ResolvedPage } from "./page_table.ts";
+import { useHydrated } from "./use_hydrated.ts";
 
 /**
- * The application shell. The server renders it to HTML once; the browser hydrates it.
- * Product screens go inside `<main>`.
+ * The application shell around one page. The server renders it for the page the request's
+ * path resolves to; the browser hydrates it with the page `location.pathname` resolves to.
  */
-export function App() {
-  // Starts false on both sides so the server HTML and the first client render agree;
-  // the effect runs only in the browser, which makes hydration visible.
-  const [hydrated, setHydrated] = useState(false);
-  useEffect(() => setHydrated(true), []);
-
+export function App({ page }: { readonly page: ResolvedPage }) {
+  // Marks hydration in the DOM, for the tests and for styles that need JavaScript.
+  const hydrated = useHydrated();
+  const { Page } = page;
   return (
     <div className="shell" data-hydrated={hydrated ? "true" : "false"}>
       <header className="shell-header">
         <span className="shell-brand">App</span>
       </header>
       <main className="shell-main">
-        <h1>It works</h1>
-        <p>
-          This page was rendered on the server and is{" "}
-          <strong>{hydrated ? "now interactive" : "waiting for JavaScript"}</strong>.
-        </p>
+        <Page />
       </main>
     </div>
   );

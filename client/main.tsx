@@ -1,12 +1,14 @@
 /**
  * Browser entry: start loading monitoring if it is configured, then hydrate the
- * server-rendered shell.
+ * server-rendered shell with the page for this URL's path.
  */
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { readClientConfig } from "./config.ts";
 import { ErrorBoundary } from "./error_boundary.tsx";
 import { ErrorBuffer } from "./error_buffer.ts";
+import { resolvePage } from "./page_table.ts";
+import { routes } from "./routes.tsx";
 import "./styles.css";
 
 const config = readClientConfig();
@@ -23,10 +25,13 @@ if (config.sentry) {
 const root = document.getElementById("root");
 if (root === null) throw new Error("#root is missing from the server-rendered page");
 
+// The same lookup the server made for this path, so hydration finds the same page.
+const page = resolvePage(routes, location.pathname);
+
 hydrateRoot(
   root,
   <ErrorBoundary>
-    <App />
+    <App page={page} />
   </ErrorBoundary>,
   {
     onUncaughtError: (error, info) =>

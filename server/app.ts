@@ -1,15 +1,26 @@
 /**
- * The application's request handler: the request target checked, then a table of routes, then
- * static files, then 404.
+ * The application's request handler: the request target checked, then a table of routes (the
+ * server's own, the API's and the pages'), then static files, then 404.
  * Every route is a plain `(req, info) => Response` function built from its dependencies,
  * so tests can call the whole app without a network.
  */
+import type { Routes } from "../client/page_table.ts";
+import { routes as appRoutes } from "../client/routes.tsx";
+import {
+  apiInternalError,
+  apiMethodNotAllowed,
+  apiNotFound,
+  apiRouteEntries,
+  type ApiRoutes,
+  isApiPath,
+} from "./api.ts";
+import { apiRoutes as appApiRoutes } from "./api_routes.ts";
 import type { Config } from "./config.ts";
 import { MONITORING_PATH } from "./constants.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Monitoring } from "./monitoring.ts";
 import { internalError, methodNotAllowed, notFound, plainError } from "./pages.ts";
-import { createPageHandler } from "./page.ts";
+import { createPageHandlers } from "./page.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts";
 import { createTunnelHandler } from "./tunnel.ts";
 import { checkRequestLimits } from "./request_limits.ts";
@@ -37,6 +48,10 @@ export interface AppDeps {
   readonly logLine?: (line: string) => void;
   /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */
   readonly httpsListener?: boolean;
+  /** The pages; by default the app's own, from `client/routes.tsx`. */
+  readonly routes?: Routes;
+  /** The API routes; by default the app's own, from `server/api_routes.ts`. */
+  readonly apiRoutes?: ApiRoutes;
 }
 
 /**
@@ -50,9 +65,8 @@ export function createApp(deps: AppDeps): Handler {
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
   // requests must never be traced or reported (they would feed themselves). Errors are caught
   // inside the span, so the event is linked to its trace.
-  const traced = (handler: Handler) =>
-    monitoring.instrumentHandler(caught(handler, monitoring), { shouldTrace: () => true });
-  const page = traced(createPageHandler(deps));
+  const traced = (handler: Handler, onError = internalError) =>
+    monitoring.instrumentHandler(caught(handler, monitoring, onError), { shouldTrace: () => true });
   const health = traced(healthHandler(deps.release));
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
@@ -60,7 +74,6 @@ export function createApp(deps: AppDeps): Handler {
   if (deps.config.debugErrorRoute) {
     routes.set("/debug/error", route({ GET: traced(throwDebugError) }));
   }
-  routes.set("/", route({ GET: page, HEAD: page }));
   routes.set("/healthz", route({ GET: health, HEAD: health }));
   routes.set(
     MONITORING_PATH,
@@ -74,18 +87,41 @@ export function createApp(deps: AppDeps): Handler {
       }),
     }),
   );
+  const add = (path: string, entry: Route) => {
+    if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
+    routes.set(path, entry);
+  };
+  for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes)) {
+    const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
+    add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
+  }
+  const pages = createPageHandlers({ ...deps, routes: deps.routes ?? appRoutes });
+  for (const [path, handler] of pages.pages) {
+    if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
+    const page = traced(handler);
+    add(path, route({ GET: page, HEAD: page }));
+  }
+  // Not traced, like static files: span names would carry any path a client makes up.
+  const notFoundPage = caught(pages.notFound, monitoring, internalError);
+  // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
+  const fallback = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+    const api = isApiPath(path);
+    if (req.method === "GET" || req.method === "HEAD") {
+      return await serveStatic(deps.staticIndex, req, path) ??
+        (api ? apiNotFound() : await notFoundPage(req, info));
+    }
+    if (hasStaticFile(deps.staticIndex, path)) return methodNotAllowed(["GET", "HEAD"]);
+    return api ? apiNotFound() : notFound();
+  };
 
   const dispatch = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
     try {
       const route = routes.get(path);
       if (route !== undefined) {
         const handler = route.methods.get(req.method);
-        return handler ? await handler(req, info) : methodNotAllowed(route.allow);
+        return handler ? await handler(req, info) : route.refuse(route.allow);
       }
-      if (req.method === "GET" || req.method === "HEAD") {
-        return await serveStatic(deps.staticIndex, req, path) ?? notFound();
-      }
-      return hasStaticFile(deps.staticIndex, path) ? methodNotAllowed(["GET", "HEAD"]) : notFound();
+      return await fallback(req, info, path);
     } catch (error) {
       return failed(error, monitoring);
     }
@@ -125,30 +161,34 @@ export function createApp(deps: AppDeps): Handler {
   };
 }
 
-/** The methods one path answers, and its Allow list for a 405. */
+/** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 interface Route {
   readonly methods: ReadonlyMap<string, Handler>;
   readonly allow: readonly string[];
+  readonly refuse: (allow: readonly string[]) => Response;
 }
 
-function route(methods: Readonly<Record<string, Handler>>): Route {
-  return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods) };
+function route(
+  methods: Readonly<Record<string, Handler>>,
+  refuse: (allow: readonly string[]) => Response = methodNotAllowed,
+): Route {
+  return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods), refuse };
 }
 
-function caught(handler: Handler, monitoring: Monitoring): Handler {
+function caught(handler: Handler, monitoring: Monitoring, onError: () => Response): Handler {
   return async (req, info) => {
     try {
       return await handler(req, info);
     } catch (error) {
-      return failed(error, monitoring);
+      return failed(error, monitoring, onError);
     }
   };
 }
 
-function failed(error: unknown, monitoring: Monitoring): Response {
+function failed(error: unknown, monitoring: Monitoring, answer = internalError): Response {
   console.error("request failed:", error);
   monitoring.captureError(error);
-  return internalError();
+  return answer();
 }
 
 let stdoutWriter: LineWriter | undefined;

@@ -1,11 +1,8 @@
 /**
- * The HTML document. The shell is static, so `<App/>` is rendered to a string once, when the
+ * The HTML document around a page's server-rendered HTML. The page's HTML is fixed when the
  * renderer is created; each request only splices its own parts (nonce, trace meta tags) into
  * the cached template.
  */
-import { createElement } from "react";
-import { renderToString } from "react-dom/server";
-import { App } from "../client/App.tsx";
 import type { Manifest } from "./manifest.ts";
 
 /** What differs from one request to the next. */
@@ -19,9 +16,11 @@ export interface RequestParts {
 /** Values the browser reads at start-up; serialized into the page, never baked into the bundle. */
 export type ClientConfig = Readonly<Record<string, unknown>>;
 
-/** What is the same for every request. */
+/** What is the same for every request to one page. */
 export interface RenderOptions {
   readonly title: string;
+  /** The page as React rendered it (`renderToString`), placed in `<div id="root">`. */
+  readonly appHtml: string;
   readonly clientConfig: ClientConfig;
   /** Development only: one more module script (live reload), with the request's nonce. */
   readonly devScript?: string;
@@ -34,15 +33,15 @@ const HEAD = "\0head\0";
  * Build a function that returns the full HTML document for a request.
  *
  * @example
- * const render = createDocumentRenderer(manifest, { title: "App", clientConfig: {} });
+ * const appHtml = renderToString(createElement(App, { page }));
+ * const render = createDocumentRenderer(manifest, { title: "App", appHtml, clientConfig: {} });
  * new Response(render({ nonce, headTags: "" }), { headers: HTML_HEADERS });
  */
 export function createDocumentRenderer(
   manifest: Manifest,
   options: RenderOptions,
 ): (parts: RequestParts) => string {
-  const segments = documentTemplate(manifest, options, renderToString(createElement(App)))
-    .split(/(\0nonce\0|\0head\0)/);
+  const segments = documentTemplate(manifest, options).split(/(\0nonce\0|\0head\0)/);
   return (parts) => {
     let html = segments[0];
     for (let i = 1; i < segments.length; i += 2) {
@@ -52,11 +51,7 @@ export function createDocumentRenderer(
   };
 }
 
-function documentTemplate(
-  manifest: Manifest,
-  options: RenderOptions,
-  appHtml: string,
-): string {
+function documentTemplate(manifest: Manifest, options: RenderOptions): string {
   const nonce = `nonce="${NONCE}"`;
   return [
     "<!doctype html>",
@@ -81,7 +76,7 @@ function documentTemplate(
       : []),
     "</head>",
     "<body>",
-    `<div id="root">${appHtml}</div>`,
+    `<div id="root">${options.appHtml}</div>`,
     "</body>",
     "</html>",
   ].join("\n");

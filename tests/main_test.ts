@@ -283,9 +283,13 @@ Deno.test("every HTML response has a CSP; the page's nonce is fresh and on every
     nonces.add(nonce);
   }
   assert.equal(nonces.size, 20, "no nonce is ever reused");
+  // The app's not-found page is the app (same shell, same policy); the small error pages run nothing.
   const notFoundPage = await fetch(url("/nope"));
   await notFoundPage.body?.cancel();
-  assert.match(notFoundPage.headers.get("content-security-policy") ?? "", /default-src 'none'/);
+  assert.match(notFoundPage.headers.get("content-security-policy") ?? "", /script-src 'nonce-/);
+  const errorPage = await fetch(url("/"), { method: "POST" });
+  await errorPage.body?.cancel();
+  assert.match(errorPage.headers.get("content-security-policy") ?? "", /default-src 'none'/);
 });
 
 Deno.test("oversized URLs and header sets get 414 and 431, never a 500", async () => {

@@ -10,7 +10,11 @@ const manifest = {
 };
 
 Deno.test("createDocumentRenderer: splices the nonce into every script and preload", () => {
-  const render = createDocumentRenderer(manifest, { title: "T", clientConfig: { a: 1 } });
+  const render = createDocumentRenderer(manifest, {
+    title: "T",
+    appHtml: "<p>page</p>",
+    clientConfig: { a: 1 },
+  });
   const html = render({ nonce: "N0NCE", headTags: "<meta name=x>" });
   const scripts = html.match(/<script\b[^>]*>/g) ?? [];
   const preloads = html.match(/<link rel="modulepreload"[^>]*>/g) ?? [];
@@ -21,11 +25,16 @@ Deno.test("createDocumentRenderer: splices the nonce into every script and prelo
   assert.ok(html.includes('<link rel="stylesheet" href="/build/main-C.css">'));
   assert.ok(html.includes('<script type="module" src="/build/main-A.js" nonce="N0NCE">'));
   assert.ok(html.includes('{"a":1}</script>'));
+  assert.ok(html.includes('<div id="root"><p>page</p></div>'), "the page's HTML in #root");
   assert.ok(!html.includes("\0"), "no placeholder survives");
 });
 
 Deno.test("createDocumentRenderer: each call gets its own parts", () => {
-  const render = createDocumentRenderer(manifest, { title: "T", clientConfig: {} });
+  const render = createDocumentRenderer(manifest, {
+    title: "T",
+    appHtml: "<p>page</p>",
+    clientConfig: {},
+  });
   const one = render({ nonce: "one", headTags: "" });
   const two = render({ nonce: "two", headTags: "" });
   assert.ok(one.includes('nonce="one"') && !one.includes('nonce="two"'));
@@ -33,7 +42,7 @@ Deno.test("createDocumentRenderer: each call gets its own parts", () => {
 });
 
 Deno.test("createDocumentRenderer: the title is escaped", () => {
-  const render = createDocumentRenderer(manifest, { title: "<x>&", clientConfig: {} });
+  const render = createDocumentRenderer(manifest, { title: "<x>&", appHtml: "", clientConfig: {} });
   assert.ok(render({ nonce: "n", headTags: "" }).includes("<title>&#60;x&#62;&#38;</title>"));
 });
 

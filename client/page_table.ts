@@ -1,0 +1,53 @@
+/**
+ * The types and lookup behind `routes.tsx`: which paths are pages, and which page a path shows.
+ * Shared by the server (to render) and the browser (to hydrate), so both pick the same page.
+ */
+import type { ComponentType } from "react";
+
+/** One page: an exact path, the document title, and the component rendered inside the shell. */
+export interface PageRoute {
+  /** Exact pathname, as the browser sends it: starts with `/`, no query, no fragment. */
+  readonly path: string;
+  readonly title: string;
+  readonly Page: ComponentType;
+}
+
+/** What `client/routes.tsx` declares: the pages by path, and the page for every other path. */
+export interface Routes {
+  readonly pages: ReadonlyMap<string, PageRoute>;
+  readonly notFound: Omit<PageRoute, "path">;
+}
+
+/** The page or not-found route that a path resolves to. */
+export type ResolvedPage = PageRoute | Routes["notFound"];
+
+/**
+ * Check the declared pages and index them by path. Throws on a malformed or repeated path, so a
+ * typo stops start-up (and the build's type check) instead of answering 404 at run time.
+ *
+ * @example
+ * export const routes = defineRoutes({ pages: [{ path: "/", title: "App", Page: Home }], notFound });
+ */
+export function defineRoutes(declared: {
+  readonly pages: readonly PageRoute[];
+  readonly notFound: Routes["notFound"];
+}): Routes {
+  // A Map: the path is the client's, and a plain object would answer `/__proto__`-like keys
+  // from its prototype if anyone ever indexed it with `path.slice(1)`.
+  const pages = new Map<string, PageRoute>();
+  for (const page of declared.pages) {
+    if (!/^\/[^?#\s]*$/.test(page.path)) {
+      throw new Error(
+        `page path ${JSON.stringify(page.path)}: must start with / (no ?, #, spaces)`,
+      );
+    }
+    if (pages.has(page.path)) throw new Error(`page path ${page.path} is declared twice`);
+    pages.set(page.path, page);
+  }
+  return { pages, notFound: declared.notFound };
+}
+
+/** The page a pathname shows: a declared page, else the not-found page. */
+export function resolvePage(routes: Routes, pathname: string): ResolvedPage {
+  return routes.pages.get(pathname) ?? routes.notFound;
+}
