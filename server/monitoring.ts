@@ -1,17 +1,21 @@
 /**
  * Server-side monitoring with `@sentry/deno`: started once when `SENTRY_DSN` is set.
  *
- * The SDK's automatic `Deno.serve` hook is left out: it wraps every response body in a stream
- * to time it, which cost about 3x throughput on the SSR page. {@link instrumentHandler} does
- * the same job (isolation scope, continued trace, sampled span, error capture) around the
- * app's handler and ends the span when the handler returns its Response.
+ * The request path uses none of Sentry's scopes or spans: {@link instrumentHandler} decides
+ * sampling, makes up the ids the browser needs to continue the trace, and for a sampled
+ * request records its start, end and status (request_recorder.ts), then hands one finished
+ * transaction envelope to the SDK's client, which owns transport, rate limits and flush.
+ * Errors still go through the SDK, with the request's trace set on their scope.
  *
  * Clients are not trusted with its cost: an incoming "sampled" trace is honoured only within a
  * small budget (trace_budget.ts), and error events are limited per distinct error
  * (error_throttle.ts), so neither a header nor an error storm multiplies what is sent.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import * as Sentry from "@sentry/deno";
 import type { Handler } from "./app.ts";
+import { appFramesIntegration } from "./app_frames.ts";
+import { envelopeTransport } from "./envelope_transport.ts";
 import type { Config } from "./config.ts";
 import {
   errorKey,
@@ -19,9 +23,18 @@ import {
   type ErrorThrottleOptions,
   formatSuppressed,
 } from "./error_throttle.ts";
-import { escapeHtml } from "./render.ts";
+import {
+  newSpanId,
+  newTraceId,
+  type RequestTrace,
+  samplingContext,
+  type TransactionDefaults,
+  transactionEnvelope,
+  transactionEvent,
+} from "./request_recorder.ts";
 import { parseSentryTrace } from "./sentry_trace.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
+import { traceMetaTagWriter } from "./trace_meta.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
@@ -42,10 +55,27 @@ export interface Monitoring {
   flush(timeoutMs: number): Promise<boolean>;
 }
 
-// DenoServe is replaced by instrumentHandler (see above). NormalizePaths re-parses a stack
-// per event when it cannot read the app root, and ContextLines cannot read the server's
-// sources under --allow-read=static: about 0.3 ms of CPU per traced request between them.
-const LEFT_OUT = new Set(["DenoServe", "NormalizePaths", "ContextLines"]);
+// The SDK's defaults that errors need. Left out: DenoServe (the recorder below replaces it),
+// NormalizePaths and ContextLines (about 0.3 ms of CPU per event between them; AppFrames does
+// the path part), and the database and HTTP instrumentations, whose spans would have no
+// request span to join.
+const KEPT = new Set([
+  "InboundFilters",
+  "EventFilters",
+  "RequestData",
+  "FunctionToString",
+  "LinkedErrors",
+  "Dedupe",
+  "Breadcrumbs",
+  "DenoContext",
+  "GlobalHandlers",
+]);
+
+// Taken when this module loads, before Sentry.init patches the global `fetch`.
+const plainFetch = globalThis.fetch;
+
+// The app's root folder, which stack frames are made relative to.
+const APP_ROOT = new URL("../", import.meta.url).href;
 
 const OFF: Monitoring = {
   enabled: false,
@@ -82,25 +112,35 @@ export function startMonitoring(
   options: MonitoringOptions = {},
 ): Monitoring {
   if (config.sentryDsn === undefined) return OFF;
-  Sentry.init({
+  const client = Sentry.init({
     dsn: config.sentryDsn,
-    transport: options.transport,
+    transport: options.transport ?? envelopeTransport(plainFetch),
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
-    integrations: (defaults) => defaults.filter((i) => !LEFT_OUT.has(i.name)),
-    // The app creates its spans itself; OpenTelemetry's tracer bridge only adds cost.
+    integrations: (defaults) => [
+      ...defaults.filter((i) => KEPT.has(i.name)),
+      appFramesIntegration(APP_ROOT),
+    ],
+    // The app records its request spans itself; OpenTelemetry's tracer bridge only adds cost.
     skipOpenTelemetrySetup: true,
   });
   const rate = config.tracesSampleRate;
-  const publicKey = config.tunnelAllowedDsns[0]?.publicKey ?? "";
-  // The parts of an unsampled trace's baggage that never change.
-  const baggagePrefix = [
-    `sentry-environment=${encodeURIComponent(config.sentryEnvironment)}`,
-    `sentry-release=${encodeURIComponent(release)}`,
-    `sentry-public_key=${encodeURIComponent(publicKey)}`,
-  ].join(",");
-  const lightTags = new WeakMap<Request, string>();
+  const defaults: TransactionDefaults = {
+    environment: config.sentryEnvironment,
+    release,
+    sampleRate: rate,
+    publicKey: config.tunnelAllowedDsns[0]?.publicKey ?? "",
+    sdk: client?.getSdkMetadata()?.sdk ?? { name: "sentry.javascript.deno", version: "" },
+    contexts: { runtime: { name: "deno", version: Deno.version.deno } },
+  };
+  const metaTags = traceMetaTagWriter(samplingContext(
+    { traceId: "", spanId: "", sampled: false, sampleRand: 0 },
+    defaults,
+  ));
+  // The trace of the request being handled, for errors and the page's meta tags. Only the
+  // requests in flight are referenced, so this holds nothing once they end.
+  const current = new AsyncLocalStorage<RequestTrace>();
   const now = options.now ?? (() => performance.now());
   const budget = new TokenBucket(options.traceBudget ?? DEFAULT_TRACE_BUDGET, now());
   const takeToken = () => budget.take(now());
@@ -110,6 +150,35 @@ export function startMonitoring(
     const suppressed = throttle.report(now(), force);
     const line = suppressed && formatSuppressed(suppressed);
     if (line) log(line);
+  };
+
+  const record = async (
+    trace: RequestTrace,
+    req: Request,
+    pathname: string,
+    run: () => ReturnType<Handler>,
+  ) => {
+    const startMs = performance.timeOrigin + performance.now();
+    let status = 500;
+    try {
+      const res = await run();
+      status = res.status;
+      return res;
+    } finally {
+      const finished = {
+        method: req.method,
+        url: req.url,
+        pathname,
+        status,
+        startMs,
+        endMs: performance.timeOrigin + performance.now(),
+      };
+      const event = transactionEvent(trace, finished, defaults);
+      // Errors are the transport's to count and log (a dropped envelope, a full queue).
+      client?.sendEnvelope(
+        transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
+      );
+    }
   };
 
   const instrumentHandler = (
@@ -124,74 +193,52 @@ export function startMonitoring(
     const parent = header === null ? undefined : parseSentryTrace(header);
     const sampleRand = Math.random();
     const decision = decideSampling(parent?.sampled, sampleRand < rate, takeToken);
-    const traceId = parent?.traceId ?? crypto.randomUUID().replaceAll("-", "");
-    if (decision === "none") {
-      // Most requests are not sampled. Sentry's scopes and spans cost about 75 us per request
-      // even then, so this path only makes up the ids the browser needs to continue the trace
-      // (head-based sampling: the page load will not be sampled either).
-      const spanId = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
-      const baggage = `${baggagePrefix},sentry-trace_id=${traceId},sentry-sampled=false,` +
-        `sentry-sample_rand=${sampleRand.toFixed(6)},sentry-sample_rate=${rate}`;
-      lightTags.set(
-        req,
-        `<meta name="sentry-trace" content="${traceId}-${spanId}-0">` +
-          `<meta name="baggage" content="${escapeHtml(baggage)}">`,
-      );
-      return handler(req, info);
-    }
-    return Sentry.withIsolationScope((scope) => {
-      scope.setSDKProcessingMetadata({
-        normalizedRequest: { method: req.method, url: req.url },
-      });
-      // The decision made above, handed to Sentry: an inherited one as the parent's "sampled",
-      // the server's own as the draw Sentry compares with the rate (so both agree). The
-      // incoming baggage is not used: its values would be the client's word in our events.
-      Sentry.getCurrentScope().setPropagationContext({
-        traceId,
-        parentSpanId: parent?.parentSpanId,
-        sampled: decision === "inherited" ? true : undefined,
-        sampleRand,
-      });
-      return Sentry.startSpan({
-        name: `${req.method} ${pathname}`,
-        op: "http.server",
-        attributes: {
-          [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
-          [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.app",
-          "http.request.method": req.method,
-        },
-      }, async (span) => {
-        const res = await handler(req, info);
-        Sentry.setHttpStatus(span, res.status);
-        return res;
-      });
-    });
+    const trace: RequestTrace = {
+      traceId: parent?.traceId ?? newTraceId(),
+      spanId: newSpanId(),
+      parentSpanId: parent?.parentSpanId,
+      // Head-based sampling: the browser's page load follows this decision.
+      sampled: decision !== "none",
+      sampleRand,
+    };
+    const run = () => handler(req, info);
+    return current.run(
+      trace,
+      trace.sampled ? () => record(trace, req, pathname, run) : run,
+    );
   };
 
   const captureError = (error: unknown) => {
     logSuppressed(false);
     if (!throttle.admit(errorKey(error), now())) return;
-    // Unhandled: the app only catches it to answer with a generic 500 page.
-    Sentry.captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
+    const trace = current.getStore();
+    Sentry.withScope((scope) => {
+      if (trace !== undefined) {
+        // The error belongs to the request's span, as it would under an active Sentry span.
+        scope.setPropagationContext({
+          traceId: trace.traceId,
+          propagationSpanId: trace.spanId,
+          parentSpanId: trace.parentSpanId,
+          sampled: trace.sampled,
+          sampleRand: trace.sampleRand,
+        });
+      }
+      // Unhandled: the app only catches it to answer with a generic 500 page.
+      Sentry.captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
+    });
   };
 
   return {
     enabled: true,
     instrumentHandler,
     captureError,
-    traceMetaTags: (req) => lightTags.get(req) ?? sentryTraceMetaTags(),
+    traceMetaTags: () => {
+      const trace = current.getStore();
+      return trace === undefined ? "" : metaTags(trace);
+    },
     flush: (timeoutMs) => {
       logSuppressed(true);
       return Sentry.flush(timeoutMs);
     },
   };
-}
-
-function sentryTraceMetaTags(): string {
-  const data = Sentry.getTraceData();
-  let tags = "";
-  for (const [name, content] of Object.entries(data)) {
-    if (content) tags += `<meta name="${escapeHtml(name)}" content="${escapeHtml(content)}">`;
-  }
-  return tags;
 }

@@ -196,3 +196,11 @@ export async function readProcFile(path: string): Promise<string> {
   if (!success) throw new Error(`cannot read ${path}`);
   return new TextDecoder().decode(stdout);
 }
+
+/** The process's resident set size now, in bytes (VmRSS). */
+export async function currentRss(pid: number): Promise<number> {
+  const status = await readProcFile(`/proc/${pid}/status`);
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  if (kb === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb[1]) * 1024;
+}

@@ -19,6 +19,7 @@ import type { IngestStats } from "./ingest.ts";
 import {
   choosePinning,
   cpuSeconds,
+  currentRss,
   peakRss,
   pinned,
   readProcFile,
@@ -110,9 +111,31 @@ async function main() {
   }
 
   const app = keep(await startApp(appEnv, pinning?.servers));
-  const page = await (await fetch(app.url)).text();
+  // The same app with monitoring off, and with every request traced.
+  const appOff = keep(await startApp({}, pinning?.servers));
+  const appAll = keep(
+    await startApp({ ...appEnv, SENTRY_TRACES_SAMPLE_RATE: "1" }, pinning?.servers),
+  );
+  const pageRes = await fetch(app.url);
+  const page = await pageRes.text();
   const pageBytes = new TextEncoder().encode(page).byteLength;
   await Deno.writeTextFile(`${BODIES}/page.html`, page);
+  // What the identical-response baseline answers: the app's headers, less what Deno sets itself
+  // and the request id, which it makes per request as the app does.
+  const appHeaders = Object.fromEntries(
+    [...pageRes.headers].filter(([name]) =>
+      !["date", "content-length", "x-request-id"].includes(name)
+    ),
+  );
+  await Deno.writeTextFile(`${BODIES}/page-headers.json`, JSON.stringify(appHeaders));
+  const identical = keep(
+    await startScript(
+      "baseline.ts",
+      ["--allow-net=127.0.0.1", `--allow-read=${BODIES}`],
+      [`${BODIES}/page.html`, `${BODIES}/page-headers.json`],
+      pinning?.servers,
+    ),
+  );
   const baseline = keep(
     await startScript(
       "baseline.ts",
@@ -129,7 +152,14 @@ async function main() {
   const directUrl = `${ingest.url}/api/1/envelope/`;
   const cases = {
     baseline: { label: "GET / baseline (bare Deno.serve)", url: baseline.url, server: baseline },
-    page: { label: "GET / app", url: app.url, server: app },
+    identical: {
+      label: "GET / identical-response baseline",
+      url: identical.url,
+      server: identical,
+    },
+    pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
+    page: { label: "GET / app, monitoring on (default rate)", url: app.url, server: app },
+    pageAll: { label: "GET / app, every request traced", url: appAll.url, server: appAll },
     asset: {
       label: "GET hashed asset, app (br)",
       url: new URL(manifest.script, app.url).href,
@@ -180,11 +210,25 @@ async function main() {
     }
   }
   const wholeRunRss = await peakRss(app.pid);
+  // Settled RSS after the whole run: the app took page and tunnel load, the baseline page load.
+  const rssAfter = {
+    app: await currentRss(app.pid),
+    appOff: await currentRss(appOff.pid),
+    identical: await currentRss(identical.pid),
+  };
 
   const summaries = Object.fromEntries(
     names.map((n) => [n, summarise(cases[n].label, runs[n])]),
   ) as Record<CaseName, CaseSummary>;
   const pageRatio = pairedRatio(runs.page, runs.baseline);
+  const offRatio = pairedRatio(runs.pageOff, runs.identical);
+  const onRatio = pairedRatio(runs.page, runs.identical);
+  const allRatio = pairedRatio(runs.pageAll, runs.pageOff);
+  // Every request of pageAll is traced and sends one envelope; pageOff is the same app without.
+  const tracedUs = summaries.pageAll.cpuUsPerReq !== null && summaries.pageOff.cpuUsPerReq !== null
+    ? summaries.pageAll.cpuUsPerReq - summaries.pageOff.cpuUsPerReq
+    : NaN;
+  const rssRatio = rssAfter.app / rssAfter.identical;
   const tunnelRatio = pairedRatio(runs.tunnel2k, runs.direct2k);
   const largeRatio = pairedRatio(runs.tunnel1m, runs.direct1m);
   const tunnel1m = summaries.tunnel1m;
@@ -193,7 +237,11 @@ async function main() {
   const startupMs = median(startups);
 
   const targets: TargetResult[] = [
-    atLeast("GET / app/baseline req/s (monitoring on)", pageRatio, 0.85),
+    atLeast("GET / monitoring off / identical baseline req/s", offRatio, 0.85),
+    atLeast("GET / monitoring on / identical baseline req/s", onRatio, 0.6),
+    atLeast("GET / every request traced / monitoring off req/s", allRatio, 0.4),
+    below("CPU per traced request, envelope send included (aim)", tracedUs, 100, "µs"),
+    below("RSS after the run: app / identical baseline (aim <= 1.5x)", rssRatio, 1.5001, "x"),
     atLeast("POST /monitoring 2 KB tunnel/direct req/s", tunnelRatio, 0.4),
     below(
       `POST /monitoring 2 KB p99 at ${CONNECTIONS} connections`,
@@ -236,6 +284,17 @@ async function main() {
     ],
     ["app peak RSS, whole run (all cases)", `${(wholeRunRss / MB).toFixed(1)} MB`],
     [
+      "RSS after the run: app / app off / identical baseline",
+      `${(rssAfter.app / MB).toFixed(1)} / ${(rssAfter.appOff / MB).toFixed(1)} / ` +
+      `${(rssAfter.identical / MB).toFixed(1)} MB`,
+    ],
+    [
+      "GET / off, on, traced vs identical baseline",
+      `${offRatio.toFixed(2)}x, ${onRatio.toFixed(2)}x, ${
+        pairedRatio(runs.pageAll, runs.identical).toFixed(2)
+      }x req/s; ${cpuRatio(summaries.identical, summaries.pageOff)} (off)`,
+    ],
+    [
       "start-up to first 200",
       `median ${startupMs.toFixed(0)} ms; runs ${startups.map((ms) => ms.toFixed(0)).join(", ")}`,
     ],
@@ -268,10 +327,15 @@ async function main() {
     cases: summaries,
     ratios: {
       pageVsBaseline: pageRatio,
+      offVsIdentical: offRatio,
+      onVsIdentical: onRatio,
+      tracedVsOff: allRatio,
       tunnelVsDirect2k: tunnelRatio,
       tunnelVsDirect1m: largeRatio,
     },
     peakRssBytes: { freshUnder1MiBUploads: uploadRss, wholeRun: wholeRunRss },
+    rssAfterBytes: rssAfter,
+    tracedCpuUs: tracedUs,
     startupMs: { median: startupMs, runs: startups },
     streamed1MiB: streamed,
     pageBytes,

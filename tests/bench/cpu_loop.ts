@@ -1,0 +1,66 @@
+/**
+ * In-process CPU cost of the app's handler per request, monitoring off / default rate / every
+ * request traced, with envelopes sent to a fake ingest in its own process. Quieter than wrk on a
+ * shared machine: it counts this process's CPU time, not wall time.
+ *
+ *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run tests/bench/cpu_loop.ts [N]
+ */
+import process from "node:process";
+import { createApp, type Handler } from "../../server/app.ts";
+import { loadConfig } from "../../server/config.ts";
+import { readManifest } from "../../server/manifest.ts";
+import { startMonitoring } from "../../server/monitoring.ts";
+import { indexStaticFiles } from "../../server/static_files.ts";
+import { startScript } from "./processes.ts";
+
+const n = Number(Deno.args[0] ?? 20_000);
+const mode = Deno.args[1] ?? "off";
+const ingest = await startScript("ingest.ts", ["--allow-net=127.0.0.1"], [], undefined);
+try {
+  const dsn = `http://public@${new URL(ingest.url).host}/1`;
+  const env: Record<string, string> = { HOST: "127.0.0.1", PORT: "0" };
+  if (mode !== "off") env.SENTRY_DSN = dsn;
+  if (mode === "all") env.SENTRY_TRACES_SAMPLE_RATE = "1";
+  const config = loadConfig(env);
+  const monitoring = startMonitoring(config, "r1");
+  const app: Handler = createApp({
+    config,
+    manifest: await readManifest(),
+    staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
+    release: "r1",
+    monitoring,
+    logLine: () => {},
+  });
+  const info = {
+    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 },
+    completed: Promise.resolve(),
+  } as unknown as Deno.ServeHandlerInfo;
+  const run = async (count: number) => {
+    for (let i = 0; i < count; i += 64) {
+      await Promise.all(Array.from({ length: 64 }, async () => {
+        const res = await app(new Request("http://127.0.0.1:8000/"), info);
+        await res.arrayBuffer();
+      }));
+      // Send what the batch queued, so no envelope is dropped by the transport's full queue.
+      await monitoring.flush(10_000);
+    }
+  };
+  await run(2_000);
+  const rssBefore = Deno.memoryUsage().rss;
+  const before = process.cpuUsage();
+  await run(n);
+  const used = process.cpuUsage(before);
+  const mem = Deno.memoryUsage();
+  const stats = await (await fetch(`${ingest.url}/stats`)).json();
+  console.log(JSON.stringify({
+    mode,
+    n,
+    cpuUsPerReq: +((used.user + used.system) / n).toFixed(1),
+    envelopes: stats.complete,
+    rssMB: +(mem.rss / 1e6).toFixed(1),
+    rssGrowthMB: +((mem.rss - rssBefore) / 1e6).toFixed(1),
+    heapMB: +(mem.heapUsed / 1e6).toFixed(1),
+  }));
+} finally {
+  await ingest.stop();
+}
