@@ -13,6 +13,7 @@ import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts"
 import { createTunnelHandler } from "./tunnel.ts";
 import { checkRequestLimits } from "./request_limits.ts";
 import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
+import { formatTunnelRecord } from "./tunnel_log.ts";
 import { applySecurityHeaders, isHttps } from "./security_headers.ts";
 
 /** A request handler, as `Deno.serve` calls it. */
@@ -44,6 +45,8 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Handler {
   const page = createPageHandler(deps);
   const health = healthHandler(deps.release);
+  // The tunnel logs refusals through the request log, under the id of the request refused.
+  const requestIds = new WeakMap<Request, string>();
   const routes: Record<string, Record<string, Handler>> = {
     ...(deps.config.debugErrorRoute ? { "/debug/error": { GET: throwDebugError } } : {}),
     "/": { GET: page, HEAD: page },
@@ -54,7 +57,9 @@ export function createApp(deps: AppDeps): Handler {
         maxBodyBytes: deps.config.tunnelMaxBodyBytes,
         timeoutMs: deps.config.tunnelTimeoutMs,
         trustProxy: deps.config.trustProxy,
+        rateLimit: deps.config.tunnelRateLimit,
         fetch: deps.fetch,
+        log: (record, req) => logLine(formatTunnelRecord(record, requestIds.get(req), logFormat)),
       }),
     },
   };
@@ -92,6 +97,7 @@ export function createApp(deps: AppDeps): Handler {
   return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdFor(req);
+    requestIds.set(req, requestId);
     let res = checkRequestLimits(req) ?? await traced(req, info);
     res = applySecurityHeaders(res, { https: isHttps(req, trustProxy), hsts });
     res.headers.set("x-request-id", requestId);
