@@ -16,12 +16,13 @@ export class GrowableBytes {
 
   /**
    * Append a copy of `bytes`; the first piece is kept as is (no copy) when it does not waste
-   * most of its buffer, which is the common case of a body that arrives in one chunk.
+   * most of its buffer and is not `borrowed` (its buffer reused later): the common case of a
+   * body that arrives in one chunk.
    */
-  append(bytes: Uint8Array): void {
+  append(bytes: Uint8Array, borrowed = false): void {
     if (bytes.byteLength === 0) return;
     if (
-      this.#length === 0 && bytes.buffer instanceof ArrayBuffer &&
+      this.#length === 0 && !borrowed && bytes.buffer instanceof ArrayBuffer &&
       bytes.byteLength * 2 >= bytes.buffer.byteLength
     ) {
       this.#buffer = bytes as Uint8Array<ArrayBuffer>;

@@ -17,6 +17,7 @@ import { LineWriter } from "./request_log.ts";
 import {
   collectSmallBody,
   createDeadlines,
+  isBorrowed,
   readChunk,
   releaseBody,
   startTransfer,
@@ -211,9 +212,9 @@ async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
   const read = new GrowableBytes();
   for (;;) {
     const seen = t.received;
-    const chunk = await readChunk(t);
+    const chunk = await readChunk(t, true);
     if (chunk === undefined) return HEADER_MISSING;
-    read.append(chunk);
+    read.append(chunk, isBorrowed(t, chunk));
     const end = findHeaderEnd(chunk, seen);
     if (end.kind === "found") return { line: read.bytes().subarray(0, end.offset), read };
     if (end.kind === "too-long") return HEADER_MISSING;
@@ -230,8 +231,8 @@ async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | 
   try {
     for (;;) {
       const seen = t.received;
-      const chunk = await readChunk(t);
-      if (chunk !== undefined) read.append(chunk);
+      const chunk = await readChunk(t, true);
+      if (chunk !== undefined) read.append(chunk, isBorrowed(t, chunk));
       const room = MAX_ENCODED_HEADER_BYTES - seen;
       let outcome: LineOutcome = chunk !== undefined && room > 0
         ? await decoder.push(chunk.subarray(0, room))

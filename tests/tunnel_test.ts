@@ -342,6 +342,63 @@ test("brotli bodies: forwarded unchanged when allowed, refused otherwise, bombs 
   assert.equal(ingest.requests.length, forwarded, "nothing refused was forwarded");
 });
 
+test("compressed bodies sent one byte at a time are decoded once and forwarded", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(3000));
+  const bodies: [string, Uint8Array<ArrayBuffer>][] = [
+    ["gzip", await gzip(envelope)],
+    ["deflate", await gzip(envelope, "deflate")],
+    ["br", new Uint8Array(brotliCompressSync(envelope))],
+  ];
+  for (const [encoding, compressed] of bodies) {
+    const answer = await post(tunnel.url, chunkedStream(compressed, 1), {
+      "content-encoding": encoding,
+    });
+    assert.equal(answer.status, 200, `${encoding}: ${answer.text}`);
+    assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(compressed));
+  }
+});
+
+test("a gzip body of several members (RFC 1952) is accepted and forwarded as sent", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(500));
+  // Split inside the header line, so the line is only whole across both members.
+  const body = concat([await gzip(envelope.slice(0, 20)), await gzip(envelope.slice(20))]);
+  for (const chunked of [false, true]) {
+    const answer = await post(tunnel.url, chunked ? chunkedStream(body, 7) : body, {
+      "content-encoding": "gzip",
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(body));
+  }
+});
+
+test("a fetch that fails with a bug rethrows it (the app answers 500 and reports it)", async () => {
+  const bug = new RangeError("bug, not a network failure");
+  const dsn = "http://public@127.0.0.1:9/1";
+  const logs: LogLine[] = [];
+  const handler = createTunnelHandler({
+    allowedDsns: [mustParse(dsn)],
+    maxBodyBytes: MiB,
+    timeoutMs: 5_000,
+    trustProxy: false,
+    fetch: () => Promise.reject(bug),
+    log: (record) => logs.push(record),
+  });
+  const request = new Request("http://app/monitoring", {
+    method: "POST",
+    body: buildEnvelope(dsn, randomBytes(10)),
+  });
+  const info = {
+    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 },
+    completed: Promise.resolve(),
+  } as const;
+  await assert.rejects(handler(request, info), (error) => error === bug);
+  assert.deepEqual(logs, [], "a bug is not a refusal");
+});
+
 // ---------------------------------------------------------------------------------------------
 // refusals
 
