@@ -27,6 +27,7 @@ import { checkRequestLimits } from "./request_limits.ts";
 import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
+import { formatTunnelRecord } from "./tunnel_log.ts";
 
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (
@@ -71,6 +72,8 @@ export function createApp(deps: AppDeps): Handler {
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
   const routes = new Map<string, Route>();
+  // The tunnel logs refusals through the request log, under the id of the request refused.
+  const requestIds = new WeakMap<Request, string>();
   if (deps.config.debugErrorRoute) {
     routes.set("/debug/error", route({ GET: traced(throwDebugError) }));
   }
@@ -83,7 +86,9 @@ export function createApp(deps: AppDeps): Handler {
         maxBodyBytes: deps.config.tunnelMaxBodyBytes,
         timeoutMs: deps.config.tunnelTimeoutMs,
         trustProxy: deps.config.trustProxy,
+        rateLimit: deps.config.tunnelRateLimit,
         fetch: deps.fetch,
+        log: (record, req) => logLine(formatTunnelRecord(record, requestIds.get(req), logFormat)),
       }),
     }),
   );
@@ -141,6 +146,7 @@ export function createApp(deps: AppDeps): Handler {
     const started = performance.now();
     const requestId = requestIdFor(req);
     const target = parseRequestTarget(req.url, req.headers.get("host"));
+    if (target.path === MONITORING_PATH) requestIds.set(req, requestId);
     let res = checkRequestLimits(req) ??
       (isBadTarget(target)
         ? plainError(400, target.reason)

@@ -20,6 +20,8 @@ export interface Config {
   readonly tunnelAllowedDsns: readonly Dsn[];
   readonly tunnelMaxBodyBytes: number;
   readonly tunnelTimeoutMs: number;
+  /** Envelopes per client address per minute through the tunnel; 0 turns the limit off. */
+  readonly tunnelRateLimit: number;
   /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (the app is behind a proxy). */
   readonly trustProxy: boolean;
   readonly serveSourceMaps: boolean;
@@ -50,6 +52,11 @@ export const DEFAULTS = {
   tracesSampleRate: 0.1,
   tunnelMaxBodyBytes: 20 * 1024 * 1024,
   tunnelTimeoutMs: 30_000,
+  // One browser tab with Session Replay sends a replay segment about every 5 s plus errors,
+  // transactions, sessions and client reports: 20-40 envelopes a minute. 600 (10 a second)
+  // leaves room for a few dozen busy tabs behind one NAT or office address and for a burst
+  // of queued envelopes after a reconnect, yet caps one address far below a flood.
+  tunnelRateLimit: 600,
 } as const;
 
 /**
@@ -97,6 +104,7 @@ export function loadConfig(env: Env): Config {
       Number.MAX_SAFE_INTEGER,
     ),
     tunnelTimeoutMs: integer(env, "TUNNEL_TIMEOUT_MS", DEFAULTS.tunnelTimeoutMs, 1, 600_000),
+    tunnelRateLimit: integer(env, "TUNNEL_RATE_LIMIT", DEFAULTS.tunnelRateLimit, 0, 1_000_000),
     trustProxy: boolean(env, "TRUST_PROXY", false),
     serveSourceMaps: boolean(env, "SERVE_SOURCE_MAPS", false),
     debugErrorRoute: boolean(env, "DEBUG_ERROR_ROUTE", false),
@@ -118,6 +126,7 @@ export const CONFIG_VARIABLES = [
   "TUNNEL_ALLOWED_DSNS",
   "TUNNEL_MAX_BODY_BYTES",
   "TUNNEL_TIMEOUT_MS",
+  "TUNNEL_RATE_LIMIT",
   "TRUST_PROXY",
   "SERVE_SOURCE_MAPS",
   "DEBUG_ERROR_ROUTE",

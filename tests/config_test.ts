@@ -12,6 +12,7 @@ Deno.test("loadConfig: defaults with an empty environment", () => {
   assert.deepEqual(config.tunnelAllowedDsns, []);
   assert.equal(config.tunnelMaxBodyBytes, 20 * 1024 * 1024);
   assert.equal(config.tunnelTimeoutMs, 30_000);
+  assert.equal(config.tunnelRateLimit, 600);
   assert.equal(config.trustProxy, false);
   assert.equal(config.serveSourceMaps, false);
 });
@@ -27,6 +28,7 @@ Deno.test("loadConfig: reads every variable", () => {
     TUNNEL_ALLOWED_DSNS: " http://key2@10.0.0.5:9000/sentry/22 , https://key3@example.com/33",
     TUNNEL_MAX_BODY_BYTES: "1024",
     TUNNEL_TIMEOUT_MS: "500",
+    TUNNEL_RATE_LIMIT: "0",
     TRUST_PROXY: "true",
     SERVE_SOURCE_MAPS: "1",
   });
@@ -40,6 +42,7 @@ Deno.test("loadConfig: reads every variable", () => {
   assert.equal(config.tunnelAllowedDsns[1].path, "/sentry");
   assert.equal(config.tunnelMaxBodyBytes, 1024);
   assert.equal(config.tunnelTimeoutMs, 500);
+  assert.equal(config.tunnelRateLimit, 0);
   assert.equal(config.trustProxy, true);
   assert.equal(config.serveSourceMaps, true);
 });
@@ -64,6 +67,7 @@ for (
     [{ SENTRY_TRACES_SAMPLE_RATE: "half" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
     [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],
     [{ TUNNEL_TIMEOUT_MS: "1e3" }, /^TUNNEL_TIMEOUT_MS: expected an integer/],
+    [{ TUNNEL_RATE_LIMIT: "-1" }, /^TUNNEL_RATE_LIMIT: expected an integer from 0/],
     [{ TRUST_PROXY: "maybe" }, /^TRUST_PROXY: expected true or false, got "maybe"$/],
     [{ SERVE_SOURCE_MAPS: "2" }, /^SERVE_SOURCE_MAPS: expected true or false/],
   ] as const

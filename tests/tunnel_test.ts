@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { brotliCompressSync } from "node:zlib";
 import { type Dsn, parseDsn, sameDsn } from "../server/dsn.ts";
 import { createTunnelHandler, type TunnelOptions } from "../server/tunnel.ts";
+import type { TunnelRecord } from "../server/tunnel_log.ts";
 import { sha256Hex, startFakeIngest } from "./support/fake_ingest.ts";
 
 const MiB = 1024 * 1024;
@@ -19,7 +20,7 @@ function test(name: string, fn: () => Promise<void>) {
   Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
 }
 
-type LogLine = Record<string, unknown>;
+type LogLine = TunnelRecord;
 
 interface Tunnel extends AsyncDisposable {
   readonly url: string;
@@ -341,6 +342,63 @@ test("brotli bodies: forwarded unchanged when allowed, refused otherwise, bombs 
   assert.equal(ingest.requests.length, forwarded, "nothing refused was forwarded");
 });
 
+test("compressed bodies sent one byte at a time are decoded once and forwarded", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(3000));
+  const bodies: [string, Uint8Array<ArrayBuffer>][] = [
+    ["gzip", await gzip(envelope)],
+    ["deflate", await gzip(envelope, "deflate")],
+    ["br", new Uint8Array(brotliCompressSync(envelope))],
+  ];
+  for (const [encoding, compressed] of bodies) {
+    const answer = await post(tunnel.url, chunkedStream(compressed, 1), {
+      "content-encoding": encoding,
+    });
+    assert.equal(answer.status, 200, `${encoding}: ${answer.text}`);
+    assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(compressed));
+  }
+});
+
+test("a gzip body of several members (RFC 1952) is accepted and forwarded as sent", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(500));
+  // Split inside the header line, so the line is only whole across both members.
+  const body = concat([await gzip(envelope.slice(0, 20)), await gzip(envelope.slice(20))]);
+  for (const chunked of [false, true]) {
+    const answer = await post(tunnel.url, chunked ? chunkedStream(body, 7) : body, {
+      "content-encoding": "gzip",
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(body));
+  }
+});
+
+test("a fetch that fails with a bug rethrows it (the app answers 500 and reports it)", async () => {
+  const bug = new RangeError("bug, not a network failure");
+  const dsn = "http://public@127.0.0.1:9/1";
+  const logs: LogLine[] = [];
+  const handler = createTunnelHandler({
+    allowedDsns: [mustParse(dsn)],
+    maxBodyBytes: MiB,
+    timeoutMs: 5_000,
+    trustProxy: false,
+    fetch: () => Promise.reject(bug),
+    log: (record) => logs.push(record),
+  });
+  const request = new Request("http://app/monitoring", {
+    method: "POST",
+    body: buildEnvelope(dsn, randomBytes(10)),
+  });
+  const info = {
+    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 },
+    completed: Promise.resolve(),
+  } as const;
+  await assert.rejects(handler(request, info), (error) => error === bug);
+  assert.deepEqual(logs, [], "a bug is not a refusal");
+});
+
 // ---------------------------------------------------------------------------------------------
 // refusals
 
@@ -511,7 +569,7 @@ test("413 for an endless fetch body stream, which is not read to its end", async
 // ---------------------------------------------------------------------------------------------
 // upstream answers and failures
 
-test("relays the ingest's 429 with only the allowed headers", async () => {
+test("relays the ingest's 429 with only the allowed headers and a plain reason", async () => {
   await using ingest = startFakeIngest({
     status: 429,
     body: "rate limited",
@@ -527,11 +585,9 @@ test("relays the ingest's 429 with only the allowed headers", async () => {
   });
   await using tunnel = startTunnel([ingest.dsn()]);
   const answer = await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
-  assert.equal(answer.status, 429);
-  assert.equal(answer.text, "rate limited");
+  assertOneLineReason(answer, 429, /^ingest answered 429$/m);
   assert.equal(answer.headers.get("retry-after"), "60");
   assert.equal(answer.headers.get("x-sentry-rate-limits"), "60:error;transaction:organization");
-  assert.equal(answer.headers.get("content-type"), "text/plain");
   for (
     const dropped of ["strict-transport-security", "set-cookie", "access-control-allow-origin"]
   ) {
@@ -552,11 +608,33 @@ test("an ingest that answers before taking the whole body: its answer is relayed
   await using tunnel = startTunnel([ingest.dsn()]);
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(2 * MiB));
   const answer = await post(tunnel.url, chunkedStream(envelope));
-  assert.equal(answer.status, 413);
-  assert.equal(answer.text, "too big");
+  assertOneLineReason(answer, 413, /ingest answered 413/);
   assert.equal(answer.headers.get("retry-after"), "1");
   assert.deepEqual(tunnel.logs.map((l) => l.status), [413]);
   assert.equal(ingest.requests.length, 0);
+});
+
+test("an ingest's HTML error page never reaches the app's origin; its JSON does", async () => {
+  const html = "<html><script>alert(document.cookie)</script></html>";
+  await using ingest = startFakeIngest({
+    status: 502,
+    body: html,
+    headers: { "content-type": "text/html; charset=utf-8" },
+  });
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const refused = await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
+  assertOneLineReason(refused, 502, /^ingest answered 502$/m);
+  assert.ok(!refused.text.includes("<"));
+  // A 200 that is not JSON is no Sentry answer either: its body is not relayed.
+  ingest.reply({ status: 200, body: html, headers: { "content-type": "text/html" } });
+  const odd = await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
+  assertOneLineReason(odd, 200, /^ingest answered 200$/m);
+  const detail = JSON.stringify({ detail: "event submission rejected" });
+  ingest.reply({ status: 400, body: detail, headers: { "content-type": "application/json" } });
+  const json = await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
+  assert.equal(json.status, 400);
+  assert.equal(json.text, detail);
+  assert.equal(json.headers.get("content-type"), "application/json");
 });
 
 test("an upload cut short after the answer is never ended cleanly upstream", async () => {

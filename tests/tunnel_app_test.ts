@@ -1,0 +1,122 @@
+/**
+ * The tunnel inside the app: bugs become a reported 500, refusals land in the request log with
+ * the request's id, and the per-client limit answers 429 over a real socket.
+ */
+import assert from "node:assert/strict";
+import { createApp } from "../server/app.ts";
+import { loadConfig } from "../server/config.ts";
+import { readManifest } from "../server/manifest.ts";
+import type { Monitoring } from "../server/monitoring.ts";
+import { indexStaticFiles } from "../server/static_files.ts";
+
+const DSN = "http://public@127.0.0.1:9/1";
+const encoder = new TextEncoder();
+const envelope = () => encoder.encode(`{"dsn":"${DSN}"}\n{"type":"event"}\n{}`);
+
+interface App extends AsyncDisposable {
+  readonly url: string;
+  readonly lines: string[];
+  readonly captured: unknown[];
+}
+
+async function startApp(env: Record<string, string>, upstream: typeof fetch): Promise<App> {
+  const lines: string[] = [];
+  const captured: unknown[] = [];
+  const monitoring: Monitoring = {
+    enabled: true,
+    instrumentHandler: (handler) => handler,
+    captureError: (error) => captured.push(error),
+    traceMetaTags: () => "",
+    flush: () => Promise.resolve(true),
+  };
+  const handler = createApp({
+    config: loadConfig({ SENTRY_DSN: DSN, ...env }),
+    manifest: await readManifest(),
+    staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
+    release: "test",
+    monitoring,
+    fetch: upstream,
+    logLine: (line) => lines.push(line),
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    lines,
+    captured,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+const ingestOk: typeof fetch = async (_url, init) => {
+  await new Response(init?.body).arrayBuffer();
+  return Response.json({ id: "0".repeat(32) });
+};
+
+async function post(url: string, headers: HeadersInit = {}) {
+  const response = await fetch(`${url}/monitoring`, { method: "POST", body: envelope(), headers });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+Deno.test("a bug in the tunnel is a 500 reported as an error, not a 502 outage", async () => {
+  const bug = new RangeError("bug: not a network failure");
+  const console = globalThis.console.error;
+  globalThis.console.error = () => {}; // the app prints the error it reports
+  try {
+    await using app = await startApp({}, () => Promise.reject(bug));
+    const answer = await post(app.url);
+    assert.equal(answer.status, 500);
+    assert.deepEqual(app.captured, [bug]);
+  } finally {
+    globalThis.console.error = console;
+  }
+  // A network failure stays a 502, and is not reported as a bug.
+  await using app = await startApp({}, () => Promise.reject(new TypeError("connection refused")));
+  const answer = await post(app.url);
+  assert.equal(answer.status, 502);
+  assert.match(answer.text, /ingest unreachable/);
+  assert.deepEqual(app.captured, []);
+});
+
+Deno.test("tunnel refusals go to the request log with the request's id", async () => {
+  await using app = await startApp({}, ingestOk);
+  const response = await fetch(`${app.url}/monitoring`, {
+    method: "POST",
+    body: "not an envelope\n",
+    headers: { "x-request-id": "req-42" },
+  });
+  assert.equal(response.status, 400);
+  await response.body?.cancel();
+  const tunnelLines = app.lines.map((line) => JSON.parse(line)).filter((r) => r.msg === "tunnel");
+  assert.equal(tunnelLines.length, 1);
+  assert.equal(tunnelLines[0].requestId, "req-42");
+  assert.equal(tunnelLines[0].status, 400);
+  assert.match(tunnelLines[0].reason, /not JSON/);
+  assert.match(tunnelLines[0].time, /^\d{4}-\d\d-\d\dT/);
+});
+
+Deno.test("TUNNEL_RATE_LIMIT: 429 with Retry-After and X-Sentry-Rate-Limits, nothing forwarded", async () => {
+  let forwarded = 0;
+  const counting: typeof fetch = (url, init) => {
+    forwarded++;
+    return ingestOk(url, init);
+  };
+  await using app = await startApp({ TUNNEL_RATE_LIMIT: "3" }, counting);
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await post(app.url)).status);
+  assert.deepEqual(statuses, [200, 200, 200]);
+  const limited = await post(app.url);
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get("retry-after"), "20");
+  assert.equal(limited.headers.get("x-sentry-rate-limits"), "20::organization");
+  assert.match(limited.text, /too many envelopes/);
+  assert.equal(forwarded, 3);
+  // Other pages are not limited.
+  const home = await fetch(`${app.url}/healthz`);
+  assert.equal(home.status, 200);
+  await home.body?.cancel();
+});
+
+Deno.test("TUNNEL_RATE_LIMIT=0 turns the limit off", async () => {
+  await using app = await startApp({ TUNNEL_RATE_LIMIT: "0" }, ingestOk);
+  for (let i = 0; i < 700; i++) assert.equal((await post(app.url)).status, 200);
+});
