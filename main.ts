@@ -1,24 +1,24 @@
 /**
  * Entry point for `deno run`: build the app, serve, and shut down cleanly.
- * (`serve.ts` is the entry for `deno serve --parallel`; both build the app in server/boot.ts.)
+ * (`serve.ts` is the entry for `deno serve --parallel`; both build the app in server/lifecycle/boot.ts.)
  *
  *   deno task start
  */
-import "./server/preflight.ts";
-import { createServerApp } from "./server/boot.ts";
-import { readEnv } from "./server/config.ts";
-import { exitOnStartupError } from "./server/startup.ts";
-import { defaultLogWriter } from "./server/app.ts";
+import "./server/lifecycle/preflight.ts";
+import { createServerApp } from "./server/lifecycle/boot.ts";
+import { readEnv } from "./server/lifecycle/config.ts";
+import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
+import { defaultLogWriter } from "./server/http/app.ts";
 import {
   DEV_PATHS,
   DRAIN_TIMEOUT_MS,
   FLUSH_TIMEOUT_MS,
   STDIN_LIFELINE_FLAG,
 } from "./server/constants.ts";
-import { InFlight } from "./server/in_flight.ts";
-import { listen } from "./server/listen.ts";
-import { onStdinClosed } from "./server/parent_gone.ts";
-import { lastResortResponse } from "./server/last_resort.ts";
+import { InFlight } from "./server/lifecycle/in_flight.ts";
+import { listen } from "./server/lifecycle/listen.ts";
+import { onStdinClosed } from "./server/lifecycle/parent_gone.ts";
+import { lastResortResponse } from "./server/http/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
@@ -42,7 +42,7 @@ const server = listen({
 
 // Finish what was accepted (uploads still arriving are read to the end and forwarded), then stop
 // listening, send queued monitoring events and exit 0. server.shutdown() alone would cut the
-// bodies still arriving (see server/in_flight.ts). Hosted platforms send SIGINT and kill the
+// bodies still arriving (see server/lifecycle/in_flight.ts). Hosted platforms send SIGINT and kill the
 // process a few seconds later.
 let stopping = false;
 async function stop(): Promise<void> {

@@ -5,7 +5,7 @@
  *   deno task start:parallel
  *
  * Deno chooses the address (`--port`/`--host`, or `DENO_SERVE_ADDRESS=tcp:HOST:PORT`), so PORT
- * and HOST do not apply here. Each worker builds its own app (server/boot.ts), with its own
+ * and HOST do not apply here. Each worker builds its own app (server/lifecycle/boot.ts), with its own
  * monitoring client; on SIGINT/SIGTERM each one waits for its running handlers and flushes
  * monitoring before the process exits.
  *
@@ -13,14 +13,14 @@
  * which (Deno 2.9) cuts request bodies still arriving: unlike main.ts, uploads in progress at
  * the signal are answered 400. An accept failure (out of file descriptors) ends the process.
  */
-import "./server/preflight.ts";
-import { createServerApp } from "./server/boot.ts";
-import { readEnv } from "./server/config.ts";
-import { exitOnStartupError } from "./server/startup.ts";
-import { defaultLogWriter } from "./server/app.ts";
+import "./server/lifecycle/preflight.ts";
+import { createServerApp } from "./server/lifecycle/boot.ts";
+import { readEnv } from "./server/lifecycle/config.ts";
+import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
+import { defaultLogWriter } from "./server/http/app.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
-import { InFlight } from "./server/in_flight.ts";
-import { withLastResort } from "./server/last_resort.ts";
+import { InFlight } from "./server/lifecycle/in_flight.ts";
+import { withLastResort } from "./server/http/last_resort.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);

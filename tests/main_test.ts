@@ -3,10 +3,10 @@
  * 127.0.0.1 port 0.
  */
 import assert from "node:assert/strict";
-import { readManifest } from "../server/manifest.ts";
+import { readManifest } from "../server/build/manifest.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
-import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/config.ts";
-import { servingArgs } from "../server/serve_args.ts";
+import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/lifecycle/config.ts";
+import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 const manifest = await readManifest();
@@ -354,7 +354,7 @@ Deno.test("the start task serves with only the permissions it needs", () => {
   // The task runs a launcher that validates the configuration and starts main.ts with
   // permissions computed from it; the launcher itself may only read env and run the server.
   const launcher = startTaskArgs();
-  assert.equal(launcher.at(-1), "server/start.ts");
+  assert.equal(launcher.at(-1), "server/tasks/start.ts");
   const launcherFlags = launcher.filter((a) => a.startsWith("-")).sort();
   assert.deepEqual(launcherFlags, [`--allow-env=${SERVER_ENV_VARIABLES.join(",")}`, "--allow-run"]);
   assert.equal(startTaskEnv().NODE_ENV, "production");

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { readManifest } from "../server/manifest.ts";
+import { readManifest } from "../server/build/manifest.ts";
 
 const KB = 1024;
 /** What a budget is checked against: gzip bytes per file, and whether hydration waits for it. */

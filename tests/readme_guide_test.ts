@@ -52,12 +52,12 @@ Deno.test({
     routes = insertAfter(routes, (l) => l.trim() === "pages: [", entryLine);
     await project.write("client/routes.tsx", routes);
 
-    // Add an API route: one entry in server/api_routes.ts.
+    // Add an API route: one entry in server/api/routes.ts.
     const [apiEntry] = steps.get("Add an API route") ?? [];
     assert.ok(apiEntry, "a code block in Add an API route");
-    const api = await project.read("server/api_routes.ts");
+    const api = await project.read("server/api/routes.ts");
     await project.write(
-      "server/api_routes.ts",
+      "server/api/routes.ts",
       insertAfter(api, (l) => l.startsWith("export const apiRoutes"), apiEntry),
     );
 

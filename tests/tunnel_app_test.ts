@@ -3,11 +3,11 @@
  * the request's id, and the per-client limit answers 429 over a real socket.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../server/app.ts";
-import { loadConfig } from "../server/config.ts";
-import { readManifest } from "../server/manifest.ts";
-import type { Monitoring } from "../server/monitoring.ts";
-import { indexStaticFiles } from "../server/static_files.ts";
+import { createApp } from "../server/http/app.ts";
+import { loadConfig } from "../server/lifecycle/config.ts";
+import { readManifest } from "../server/build/manifest.ts";
+import type { Monitoring } from "../server/monitoring/sentry.ts";
+import { indexStaticFiles } from "../server/http/static_files.ts";
 
 const DSN = "http://public@127.0.0.1:9/1";
 const encoder = new TextEncoder();

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { brotliCompressSync } from "node:zlib";
-import { loadConfig } from "../server/config.ts";
+import { loadConfig } from "../server/lifecycle/config.ts";
 import { STDIN_LIFELINE_FLAG } from "../server/constants.ts";
-import { servingArgs } from "../server/serve_args.ts";
+import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 
 const ALLOWED_DSN = "http://public@127.0.0.1:9/1"; // nothing listens on port 9: upstream fails

@@ -6,11 +6,11 @@
  *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run tests/bench/cpu_loop.ts [N]
  */
 import process from "node:process";
-import { createApp, type Handler } from "../../server/app.ts";
-import { loadConfig } from "../../server/config.ts";
-import { readManifest } from "../../server/manifest.ts";
-import { startMonitoring } from "../../server/monitoring.ts";
-import { indexStaticFiles } from "../../server/static_files.ts";
+import { createApp, type Handler } from "../../server/http/app.ts";
+import { loadConfig } from "../../server/lifecycle/config.ts";
+import { readManifest } from "../../server/build/manifest.ts";
+import { startMonitoring } from "../../server/monitoring/sentry.ts";
+import { indexStaticFiles } from "../../server/http/static_files.ts";
 import { startScript } from "./processes.ts";
 
 const n = Number(Deno.args[0] ?? 20_000);

@@ -3,7 +3,7 @@
  * a given DSN so the tunnel accepts them.
  */
 
-import { takeBytes } from "../../server/envelope.ts";
+import { takeBytes } from "../../server/tunnel/envelope.ts";
 
 const encoder = new TextEncoder();
 

@@ -2,8 +2,8 @@
  * The benchmark's processes: the app exactly as `deno task start` runs it, the benchmark's own
  * server scripts, and what /proc says about them (CPU time, peak memory).
  */
-import { loadConfig } from "../../server/config.ts";
-import { servingArgs } from "../../server/serve_args.ts";
+import { loadConfig } from "../../server/lifecycle/config.ts";
+import { servingArgs } from "../../server/lifecycle/serve_args.ts";
 import { inheritedEnv, startTaskEnv } from "../support/server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -13,7 +13,7 @@
  * hits the app and its baseline alike, and each run also records the CPU time the answering
  * server spent per request, which moves much less with noise than req/s does.
  */
-import { readManifest } from "../../server/manifest.ts";
+import { readManifest } from "../../server/build/manifest.ts";
 import { errorEnvelope, replayEnvelope } from "./envelopes.ts";
 import type { IngestStats } from "./ingest.ts";
 import {

@@ -9,7 +9,7 @@
  * target.ingestArrivals(); // [] while nothing was reported
  */
 import { brotliCompressSync } from "node:zlib";
-import { indexStaticFiles } from "../../server/static_files.ts";
+import { indexStaticFiles } from "../../server/http/static_files.ts";
 import { type FakeIngest, type ReceivedRequest, startFakeIngest } from "./fake_ingest.ts";
 import { exchangeRaw } from "./raw_exchange.ts";
 import { bytesToLatin1, type RequestSpace } from "./raw_request.ts";

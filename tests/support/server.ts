@@ -1,5 +1,5 @@
 /**
- * Start the real server as `deno task start` does (its launcher, server/start.ts, which runs
+ * Start the real server as `deno task start` does (its launcher, server/tasks/start.ts, which runs
  * main.ts with the permissions the configuration needs) on 127.0.0.1, port 0, and read the URL
  * from its start-up line.
  */
@@ -19,7 +19,7 @@ export interface RunningServer {
 export function startTaskArgs(): string[] {
   const command = denoJson.tasks.start.command;
   const serving = command.slice(command.lastIndexOf("&&") + 2).trim().split(/\s+/);
-  // serving = ["NODE_ENV=production", "deno", "run", ...flags, "server/start.ts"]
+  // serving = ["NODE_ENV=production", "deno", "run", ...flags, "server/tasks/start.ts"]
   return serving.slice(serving.indexOf("deno") + 1);
 }
 

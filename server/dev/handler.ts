@@ -1,0 +1,76 @@
+/**
+ * The app in development (`DEV_MODE=true`, set by `deno task dev`) or with the inbox on: the
+ * `/_dev/` routes in front of the app, and in dev mode a new app (new manifest, re-indexed
+ * static files) swapped in after every good client build. Production never builds this wrapper,
+ * so its request path is unchanged.
+ *
+ * The `/_dev/` routes sit outside the app on purpose: they are neither traced (the inbox page
+ * would fill the inbox) nor request-logged (the reload stream stays open for hours).
+ */
+import type { Handler } from "../http/app.ts";
+import { DEV_PATHS } from "../constants.ts";
+import { createInboxPageHandler, type DevInbox } from "./inbox.ts";
+import { type BuildStatus, readBuildStatus, ReloadChannel, watchBuildStatus } from "./reload.ts";
+import { methodNotAllowed } from "../http/error_pages.ts";
+
+/** What the dev wrapper is built from. */
+export interface DevOptions {
+  /** Live reload and the dev client script (`DEV_MODE`). */
+  readonly devMode: boolean;
+  /** The monitoring inbox, when it is on. */
+  readonly inbox?: DevInbox;
+  /** The app built at start-up, and its build id. */
+  readonly app: Handler;
+  readonly buildId: string;
+  /** Build the app again from the current build output. */
+  readonly reloadApp: () => Promise<Handler>;
+}
+
+/**
+ * Build the development handler.
+ *
+ * @example
+ * const handler = await createDevHandler({ devMode: true, app, buildId, reloadApp });
+ */
+export async function createDevHandler(options: DevOptions): Promise<Handler> {
+  let app = options.app;
+  const routes: Record<string, Handler> = {};
+  if (options.inbox) routes[DEV_PATHS.inbox] = createInboxPageHandler(options.inbox);
+  if (options.devMode) {
+    const status = await readBuildStatus();
+    const channel = new ReloadChannel({ status, buildId: options.buildId });
+    routes[DEV_PATHS.reload] = channel.handler;
+    routes[DEV_PATHS.client] = serveDevClient;
+    watchBuildStatus(async (next: BuildStatus) => {
+      if (next.ok) {
+        try {
+          app = await options.reloadApp();
+        } catch (error) {
+          console.error("dev: could not load the new build:", error);
+          return;
+        }
+      }
+      channel.publish(next);
+    }, { lastSeq: status?.seq });
+    // Open event streams would hold a graceful shutdown (main.ts) forever.
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      Deno.addSignalListener(signal, () => channel.close());
+    }
+  }
+  return (req, info) => {
+    const route = routes[new URL(req.url).pathname];
+    if (route === undefined) return app(req, info);
+    if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
+    return route(req, info);
+  };
+}
+
+// Read on every request: the file is not in the server's module graph, so editing it does not
+// restart the server.
+const DEV_CLIENT_FILE = new URL("../../client/dev_client.js", import.meta.url);
+
+async function serveDevClient(): Promise<Response> {
+  return new Response(await Deno.readTextFile(DEV_CLIENT_FILE), {
+    headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store" },
+  });
+}

@@ -1,0 +1,241 @@
+/**
+ * The application's request handler: the request target checked, then a table of routes (the
+ * server's own, the API's and the pages'), then static files, then 404.
+ * Every route is a plain `(req, info) => Response` function built from its dependencies,
+ * so tests can call the whole app without a network.
+ */
+import type { Routes } from "../../client/page_table.ts";
+import { routes as appRoutes } from "../../client/routes.tsx";
+import {
+  apiInternalError,
+  apiMethodNotAllowed,
+  apiNotFound,
+  apiRouteEntries,
+  type ApiRoutes,
+  isApiPath,
+} from "../api/router.ts";
+import { apiRoutes as appApiRoutes } from "../api/routes.ts";
+import type { Config } from "../lifecycle/config.ts";
+import { MONITORING_PATH } from "../constants.ts";
+import type { Manifest } from "../build/manifest.ts";
+import type { Monitoring } from "../monitoring/sentry.ts";
+import { internalError, methodNotAllowed, notFound, plainError } from "./error_pages.ts";
+import { createPageHandlers } from "../page/handler.ts";
+import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts";
+import { createTunnelHandler } from "../tunnel/handler.ts";
+import { checkRequestLimits } from "./request_limits.ts";
+import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
+import { isBadTarget, parseRequestTarget } from "./request_target.ts";
+import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
+import { formatTunnelRecord } from "../tunnel/log.ts";
+
+/** A request handler, as `Deno.serve` calls it. */
+export type Handler = (
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+) => Response | Promise<Response>;
+
+/** What the app is built from; `main.ts` reads it all once at start-up. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly manifest: Manifest;
+  readonly staticIndex: StaticIndex;
+  /** The release reported to monitoring and on /healthz. */
+  readonly release: string;
+  readonly monitoring: Monitoring;
+  /** Upstream fetch for the tunnel: the one from before monitoring wrapped `fetch`. */
+  readonly fetch?: typeof fetch;
+  /** Where request log lines go (one per request); stdout, batched, by default. */
+  readonly logLine?: (line: string) => void;
+  /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */
+  readonly httpsListener?: boolean;
+  /** The pages; by default the app's own, from `client/routes.tsx`. */
+  readonly routes?: Routes;
+  /** The API routes; by default the app's own, from `server/api/routes.ts`. */
+  readonly apiRoutes?: ApiRoutes;
+}
+
+/**
+ * Build the app's handler.
+ *
+ * @example
+ * Deno.serve(createApp({ config, manifest, staticIndex, release }));
+ */
+export function createApp(deps: AppDeps): Handler {
+  const { monitoring } = deps;
+  // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
+  // requests must never be traced or reported (they would feed themselves). Errors are caught
+  // inside the span, so the event is linked to its trace.
+  const traced = (handler: Handler, onError = internalError) =>
+    monitoring.instrumentHandler(caught(handler, monitoring, onError), { shouldTrace: () => true });
+  const health = traced(healthHandler(deps.release));
+  // Maps, not objects: the path and the method are the client's, and an object would answer
+  // `constructor` or `__proto__` from Object.prototype.
+  const routes = new Map<string, Route>();
+  // The tunnel logs refusals through the request log, under the id of the request refused.
+  const requestIds = new WeakMap<Request, string>();
+  if (deps.config.debugErrorRoute) {
+    routes.set("/debug/error", route({ GET: traced(throwDebugError) }));
+  }
+  routes.set("/healthz", route({ GET: health, HEAD: health }));
+  routes.set(
+    MONITORING_PATH,
+    route({
+      POST: createTunnelHandler({
+        allowedDsns: deps.config.tunnelAllowedDsns,
+        maxBodyBytes: deps.config.tunnelMaxBodyBytes,
+        timeoutMs: deps.config.tunnelTimeoutMs,
+        trustProxy: deps.config.trustProxy,
+        rateLimit: deps.config.tunnelRateLimit,
+        fetch: deps.fetch,
+        log: (record, req) => logLine(formatTunnelRecord(record, requestIds.get(req), logFormat)),
+      }),
+    }),
+  );
+  const add = (path: string, entry: Route) => {
+    if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
+    routes.set(path, entry);
+  };
+  for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes)) {
+    const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
+    add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
+  }
+  const pages = createPageHandlers({ ...deps, routes: deps.routes ?? appRoutes });
+  for (const [path, handler] of pages.pages) {
+    if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
+    const page = traced(handler);
+    add(path, route({ GET: page, HEAD: page }));
+  }
+  // Not traced, like static files: span names would carry any path a client makes up.
+  const notFoundPage = caught(pages.notFound, monitoring, internalError);
+  // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
+  const fallback = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+    const api = isApiPath(path);
+    if (req.method === "GET" || req.method === "HEAD") {
+      return await serveStatic(deps.staticIndex, req, path) ??
+        (api ? apiNotFound() : await notFoundPage(req, info));
+    }
+    if (hasStaticFile(deps.staticIndex, path)) return methodNotAllowed(["GET", "HEAD"]);
+    return api ? apiNotFound() : notFound();
+  };
+
+  const dispatch = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+    try {
+      const route = routes.get(path);
+      if (route !== undefined) {
+        const handler = route.methods.get(req.method);
+        return handler ? await handler(req, info) : route.refuse(route.allow);
+      }
+      return await fallback(req, info, path);
+    } catch (error) {
+      return failed(error, monitoring);
+    }
+  };
+  const stdout = defaultLogWriter();
+  const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
+  const { hsts, logFormat } = deps.config;
+  const transport = {
+    httpsListener: deps.httpsListener ?? onDenoDeploy(),
+    trustProxy: deps.config.trustProxy,
+  };
+
+  // Limits and the request target, then the route; security headers, request id and one log
+  // line on every answer. The path is parsed here once and used for routing, static files,
+  // tracing and the log.
+  return async (req, info) => {
+    const started = performance.now();
+    const requestId = requestIdFor(req);
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    if (target.path === MONITORING_PATH) requestIds.set(req, requestId);
+    let res = checkRequestLimits(req) ??
+      (isBadTarget(target)
+        ? plainError(400, target.reason)
+        : await dispatch(req, info, target.path));
+    res = applySecurityHeaders(res, { https: isHttps(req, transport), hsts });
+    res.headers.set("x-request-id", requestId);
+    logLine(formatRecord({
+      time: new Date().toISOString(),
+      method: req.method,
+      // The path only: query strings can carry tokens and personal data that don't belong in logs.
+      path: target.path,
+      status: res.status,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      bytes: contentLength(res),
+      requestId,
+    }, logFormat));
+    return res;
+  };
+}
+
+/** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
+interface Route {
+  readonly methods: ReadonlyMap<string, Handler>;
+  readonly allow: readonly string[];
+  readonly refuse: (allow: readonly string[]) => Response;
+}
+
+function route(
+  methods: Readonly<Record<string, Handler>>,
+  refuse: (allow: readonly string[]) => Response = methodNotAllowed,
+): Route {
+  return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods), refuse };
+}
+
+function caught(handler: Handler, monitoring: Monitoring, onError: () => Response): Handler {
+  return async (req, info) => {
+    try {
+      return await handler(req, info);
+    } catch (error) {
+      return failed(error, monitoring, onError);
+    }
+  };
+}
+
+function failed(error: unknown, monitoring: Monitoring, answer = internalError): Response {
+  console.error("request failed:", error);
+  monitoring.captureError(error);
+  return answer();
+}
+
+let stdoutWriter: LineWriter | undefined;
+/** The process-wide batched stdout writer, so shutdown can flush it. */
+export function defaultLogWriter(): LineWriter {
+  stdoutWriter ??= new LineWriter();
+  return stdoutWriter;
+}
+
+// From the header only: reading `res.body` would turn a string body into a stream and cost
+// Deno its fast path (and the Content-Length). Handlers that know their size set the header.
+function contentLength(res: Response): number | null {
+  const header = res.headers.get("content-length");
+  return header === null ? null : Number(header);
+}
+
+// Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
+function throwDebugError(): never {
+  // Sentry's dedupe integration drops an error identical to the one sent just before it (same
+  // type, message and frames, compared by file, function, line and column), so a second GET
+  // would send nothing. The message stays fixed and every other call throws the error made
+  // one line further down: dedupe sees different frames, while Sentry groups JavaScript frames
+  // by file, function and source text, not line, so all of them stay one issue.
+  const self = throwDebugError as typeof throwDebugError & { calls?: number };
+  self.calls = (self.calls ?? 0) + 1;
+  const message = "Debug error from GET /debug/error: server monitoring works";
+  const twins = [
+    new Error(message),
+    new Error(message),
+  ];
+  throw twins[self.calls % 2];
+}
+
+function healthHandler(release: string): Handler {
+  const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
+  return () =>
+    new Response(body, {
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        "content-length": String(body.length),
+      },
+    });
+}

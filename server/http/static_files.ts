@@ -1,0 +1,177 @@
+/**
+ * Static files: everything in `static/`, indexed once at start-up, served with a correct
+ * Content-Type, a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the
+ * precompressed variant the client accepts.
+ *
+ * Only files present in the index are ever served, so a request can never reach a file
+ * outside `static/`, a dot file, a directory listing or (unless enabled) a source map.
+ */
+import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
+import { resolveStaticPath } from "./static_path.ts";
+
+/** One representation of a file: the original or a precompressed copy. */
+interface Variant {
+  readonly file: string;
+  readonly size: number;
+  readonly etag: string;
+  /** Kept in memory when small, so hot assets never touch the disk. */
+  readonly body?: Uint8Array<ArrayBuffer>;
+}
+
+/** A servable file and its representations. */
+export interface StaticEntry {
+  readonly contentType: string;
+  readonly cacheControl: string;
+  readonly identity: Variant;
+  readonly encoded: ReadonlyMap<Encoding, Variant>;
+}
+
+/** URL path (without the leading slash) -> entry. */
+export type StaticIndex = ReadonlyMap<string, StaticEntry>;
+
+// Build output names carry a content hash, so a URL's bytes never change.
+const IMMUTABLE = "public, max-age=31536000, immutable";
+// Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
+const SHORT = "public, max-age=300";
+const IN_MEMORY_LIMIT = 1024 * 1024;
+const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], ["gzip", ".gz"]]);
+
+// A Map: the extension comes from a file name, and `constructor` must not find a function.
+const CONTENT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
+  css: "text/css; charset=utf-8",
+  gif: "image/gif",
+  html: "text/html; charset=utf-8",
+  ico: "image/x-icon",
+  jpeg: "image/jpeg",
+  jpg: "image/jpeg",
+  js: "text/javascript; charset=utf-8",
+  json: "application/json",
+  map: "application/json",
+  mjs: "text/javascript; charset=utf-8",
+  png: "image/png",
+  svg: "image/svg+xml",
+  txt: "text/plain; charset=utf-8",
+  wasm: "application/wasm",
+  webmanifest: "application/manifest+json",
+  webp: "image/webp",
+  woff: "font/woff",
+  woff2: "font/woff2",
+  xml: "application/xml",
+}));
+
+/** The Content-Type for a file name, by extension. */
+export function contentTypeFor(name: string): string {
+  const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
+  return CONTENT_TYPES.get(ext) ?? "application/octet-stream";
+}
+
+/**
+ * Walk `dir` and index every servable file. Symbolic links are not followed, so nothing
+ * outside `dir` can be indexed.
+ */
+export async function indexStaticFiles(
+  dir: string,
+  options: { serveSourceMaps: boolean },
+): Promise<StaticIndex> {
+  const files = new Set(await walk(dir, ""));
+  const index = new Map<string, StaticEntry>();
+  for (const path of files) {
+    if (isEncodedCopy(path, files)) continue;
+    if (path.endsWith(".map") && !options.serveSourceMaps) continue;
+    if (path.split("/").some((segment) => segment.startsWith("."))) continue;
+    const encoded = new Map<Encoding, Variant>();
+    for (const [encoding, suffix] of ENCODED_SUFFIX) {
+      if (files.has(path + suffix)) {
+        encoded.set(encoding, await readVariant(`${dir}/${path}${suffix}`));
+      }
+    }
+    index.set(path, {
+      contentType: contentTypeFor(path),
+      cacheControl: path.startsWith("build/") ? IMMUTABLE : SHORT,
+      identity: await readVariant(`${dir}/${path}`),
+      encoded,
+    });
+  }
+  return index;
+}
+
+/**
+ * Answer a GET or HEAD for a static file, or `null` when no such file is served.
+ *
+ * @example
+ * const res = serveStatic(index, req, "/favicon.ico") ?? notFound();
+ */
+export function serveStatic(
+  index: StaticIndex,
+  req: Request,
+  pathname: string,
+): Response | Promise<Response> | null {
+  const path = resolveStaticPath(pathname);
+  const entry = path === null ? undefined : index.get(path);
+  if (entry === undefined) return null;
+
+  const available = [...entry.encoded.keys()];
+  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), available);
+  const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
+  const headers = new Headers({
+    "content-type": entry.contentType,
+    "cache-control": entry.cacheControl,
+    "etag": variant.etag,
+  });
+  if (available.length > 0) headers.set("vary", "Accept-Encoding");
+  if (encoding) headers.set("content-encoding", encoding === "gzip" ? "gzip" : "br");
+
+  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) {
+    return new Response(null, { status: 304, headers });
+  }
+  headers.set("content-length", String(variant.size));
+  if (req.method === "HEAD") return new Response(null, { headers });
+  if (variant.body) return new Response(variant.body, { headers });
+  return Deno.open(variant.file).then((file) => new Response(file.readable, { headers }));
+}
+
+/** Whether `pathname` names a served file (to tell 405 from 404). */
+export function hasStaticFile(index: StaticIndex, pathname: string): boolean {
+  const path = resolveStaticPath(pathname);
+  return path !== null && index.has(path);
+}
+
+/** Whether an `If-None-Match` header matches an ETag (weak comparison, RFC 9110 13.1.2). */
+export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+  if (ifNoneMatch === null) return false;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || bare(tag) === bare(etag));
+}
+
+function isEncodedCopy(path: string, files: ReadonlySet<string>): boolean {
+  return [...ENCODED_SUFFIX.values()].some((suffix) =>
+    path.endsWith(suffix) && files.has(path.slice(0, -suffix.length))
+  );
+}
+
+async function readVariant(file: string): Promise<Variant> {
+  const bytes = await Deno.readFile(file);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const etag = `"${btoa(String.fromCharCode(...digest.subarray(0, 16))).replace(/=+$/, "")}"`;
+  return {
+    file,
+    size: bytes.length,
+    etag,
+    body: bytes.length <= IN_MEMORY_LIMIT ? bytes : undefined,
+  };
+}
+
+async function walk(root: string, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(prefix ? `${root}/${prefix}` : root)) {
+      const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory) found.push(...await walk(root, path));
+      else if (entry.isFile) found.push(path);
+    }
+  } catch (error) {
+    // A missing static/ folder just means there is nothing to serve.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return found;
+}

@@ -1,0 +1,95 @@
+/**
+ * Start-up: read the configuration, load the build, start monitoring and build the app's
+ * handler. Shared by the two entries, `main.ts` (`deno run`: listens, handles signals) and
+ * `serve.ts` (`deno serve --parallel`: Deno listens, one app per worker).
+ */
+import { createApp, type Handler } from "../http/app.ts";
+import { type Config, loadConfig } from "./config.ts";
+import { type Manifest, readManifest } from "../build/manifest.ts";
+import { type Monitoring, startMonitoring } from "../monitoring/sentry.ts";
+import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
+import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
+import { StartupError } from "./startup_error.ts";
+
+/** The folder served at `/`; the build writes its output under it. */
+export const STATIC_ROOT = "static";
+
+/** A ready-to-serve app and what its entry needs to listen and shut down. */
+export interface ServerApp {
+  readonly config: Config;
+  /** The release reported to monitoring and on /healthz. */
+  readonly release: string;
+  readonly monitoring: Monitoring;
+  readonly handler: Handler;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * What development adds (server/dev/boot.ts): the inbox in place of Sentry and the `/_dev/`
+ * routes. Declared here so production never imports a dev module, not even for its types.
+ */
+export interface DevTools {
+  /** Where the server SDK's envelopes go instead of the network. */
+  readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
+  /** The tunnel's upstream fetch, given the real one. */
+  tunnelFetch(upstream: typeof fetch): typeof fetch;
+  /** Put the `/_dev/` routes in front of the app (and swap in new builds in dev mode). */
+  wrap(app: Handler, buildId: string, reloadApp: () => Promise<Handler>): Promise<Handler>;
+}
+
+// Not a string literal, so `deno info main.ts` and `deno compile` leave the dev modules out of
+// the production graph; loading it needs read access to server/, which only dev grants.
+const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
+
+/** The client build as the server uses it. */
+interface Build {
+  readonly manifest: Manifest;
+  readonly staticIndex: StaticIndex;
+}
+
+/**
+ * Build the app from environment variables (as {@link readEnv} returns them).
+ * Throws {@link ConfigError} or {@link StartupError} for what the operator must fix.
+ *
+ * @example
+ * const app = await createServerApp(readEnv());
+ * Deno.serve({ port: app.config.port }, app.handler);
+ */
+export async function createServerApp(env: Env): Promise<ServerApp> {
+  const config = loadConfig(env);
+  const missing = firstMissing(runtimePermissions(config, STATIC_ROOT));
+  if (missing) throw new StartupError(describeMissing(missing));
+  const build = await loadBuild(config);
+  const release = config.sentryRelease ?? build.manifest.buildId;
+  const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;
+  // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
+  const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : globalThis.fetch;
+  const monitoring = startMonitoring(config, release, { transport: dev?.transport });
+  const appFor = ({ manifest, staticIndex }: Build) =>
+    createApp({ config, manifest, staticIndex, release, monitoring, fetch: upstreamFetch });
+  const handler = dev
+    ? await dev.wrap(
+      appFor(build),
+      build.manifest.buildId,
+      async () => appFor(await loadBuild(config)),
+    )
+    : appFor(build);
+  return { config, release, monitoring, handler };
+}
+
+async function loadDevTools(config: Config): Promise<DevTools> {
+  const { startDevTools } = await import(DEV_TOOLS_MODULE);
+  return (startDevTools as (config: Config) => DevTools)(config);
+}
+
+/** Read the manifest and index `static/`: what a build gives the server. */
+async function loadBuild(config: Config): Promise<Build> {
+  const manifest = await readManifest().catch((error) => {
+    throw new StartupError(error.message);
+  });
+  const staticIndex = await indexStaticFiles(STATIC_ROOT, {
+    serveSourceMaps: config.serveSourceMaps,
+  });
+  return { manifest, staticIndex };
+}

@@ -1,0 +1,244 @@
+/**
+ * Server-side monitoring with `@sentry/deno`: started once when `SENTRY_DSN` is set.
+ *
+ * The request path uses none of Sentry's scopes or spans: {@link instrumentHandler} decides
+ * sampling, makes up the ids the browser needs to continue the trace, and for a sampled
+ * request records its start, end and status (request_recorder.ts), then hands one finished
+ * transaction envelope to the SDK's client, which owns transport, rate limits and flush.
+ * Errors still go through the SDK, with the request's trace set on their scope.
+ *
+ * Clients are not trusted with its cost: an incoming "sampled" trace is honoured only within a
+ * small budget (trace_budget.ts), and error events are limited per distinct error
+ * (error_throttle.ts), so neither a header nor an error storm multiplies what is sent.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import * as Sentry from "@sentry/deno";
+import type { Handler } from "../http/app.ts";
+import { appFramesIntegration } from "./app_frames.ts";
+import { envelopeTransport } from "./envelope_transport.ts";
+import type { Config } from "../lifecycle/config.ts";
+import {
+  errorKey,
+  ErrorThrottle,
+  type ErrorThrottleOptions,
+  formatSuppressed,
+} from "./error_throttle.ts";
+import {
+  newSpanId,
+  newTraceId,
+  type RequestTrace,
+  samplingContext,
+  type TransactionDefaults,
+  transactionEnvelope,
+  transactionEvent,
+} from "./request_recorder.ts";
+import { parseSentryTrace } from "./sentry_trace.ts";
+import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
+import { traceMetaTagWriter } from "./trace_meta.ts";
+
+/** What the rest of the server needs from monitoring, whether it is on or off. */
+export interface Monitoring {
+  readonly enabled: boolean;
+  /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
+  instrumentHandler(
+    handler: Handler,
+    options: { shouldTrace: (pathname: string) => boolean },
+  ): Handler;
+  /**
+   * Report a fault in the server's own code that the app caught (it has already answered
+   * with a 500), as unhandled; at most a few per minute for each distinct error.
+   */
+  captureError(error: unknown): void;
+  /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
+  traceMetaTags(req: Request): string;
+  /** Log what the error limit held back, send what is queued; false if not done in time. */
+  flush(timeoutMs: number): Promise<boolean>;
+}
+
+// The SDK's defaults that errors need. Left out: DenoServe (the recorder below replaces it),
+// NormalizePaths and ContextLines (about 0.3 ms of CPU per event between them; AppFrames does
+// the path part), and the database and HTTP instrumentations, whose spans would have no
+// request span to join.
+const KEPT = new Set([
+  "InboundFilters",
+  "EventFilters",
+  "RequestData",
+  "FunctionToString",
+  "LinkedErrors",
+  "Dedupe",
+  "Breadcrumbs",
+  "DenoContext",
+  "GlobalHandlers",
+]);
+
+// Taken when this module loads, before Sentry.init patches the global `fetch`.
+const plainFetch = globalThis.fetch;
+
+// The app's root folder, which stack frames are made relative to.
+const APP_ROOT = new URL("../../", import.meta.url).href;
+
+const OFF: Monitoring = {
+  enabled: false,
+  instrumentHandler: (handler) => handler,
+  captureError: () => {},
+  traceMetaTags: () => "",
+  flush: () => Promise.resolve(true),
+};
+
+/** What {@link startMonitoring} can be given besides the configuration; all optional. */
+export interface MonitoringOptions {
+  /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
+  readonly transport?: Sentry.DenoOptions["transport"];
+  /** How many incoming "sampled" traces are honoured beyond the server's own sample rate. */
+  readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
+  /** How many error events each distinct error may send. */
+  readonly errorLimit?: ErrorThrottleOptions;
+  /** Milliseconds on a monotonic clock, for the budget and the error limit. */
+  readonly now?: () => number;
+  /** Where the line about suppressed error events goes; `console.warn` by default. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * Start `@sentry/deno` if the configuration has a DSN; otherwise return a no-op.
+ *
+ * @example
+ * const monitoring = startMonitoring(config, release);
+ * Deno.serve(monitoring.instrumentHandler(app, { shouldTrace: (path) => path === "/" }));
+ */
+export function startMonitoring(
+  config: Config,
+  release: string,
+  options: MonitoringOptions = {},
+): Monitoring {
+  if (config.sentryDsn === undefined) return OFF;
+  const client = Sentry.init({
+    dsn: config.sentryDsn,
+    transport: options.transport ?? envelopeTransport(plainFetch),
+    environment: config.sentryEnvironment,
+    release,
+    tracesSampleRate: config.tracesSampleRate,
+    integrations: (defaults) => [
+      ...defaults.filter((i) => KEPT.has(i.name)),
+      appFramesIntegration(APP_ROOT),
+    ],
+    // The app records its request spans itself; OpenTelemetry's tracer bridge only adds cost.
+    skipOpenTelemetrySetup: true,
+  });
+  const rate = config.tracesSampleRate;
+  const defaults: TransactionDefaults = {
+    environment: config.sentryEnvironment,
+    release,
+    sampleRate: rate,
+    publicKey: config.tunnelAllowedDsns[0]?.publicKey ?? "",
+    sdk: client?.getSdkMetadata()?.sdk ?? { name: "sentry.javascript.deno", version: "" },
+    contexts: { runtime: { name: "deno", version: Deno.version.deno } },
+  };
+  const metaTags = traceMetaTagWriter(samplingContext(
+    { traceId: "", spanId: "", sampled: false, sampleRand: 0 },
+    defaults,
+  ));
+  // The trace of the request being handled, for errors and the page's meta tags. Only the
+  // requests in flight are referenced, so this holds nothing once they end.
+  const current = new AsyncLocalStorage<RequestTrace>();
+  const now = options.now ?? (() => performance.now());
+  const budget = new TokenBucket(options.traceBudget ?? DEFAULT_TRACE_BUDGET, now());
+  const takeToken = () => budget.take(now());
+  const throttle = new ErrorThrottle(options.errorLimit, now());
+  const log = options.log ?? ((line: string) => console.warn(line));
+  const logSuppressed = (force: boolean) => {
+    const suppressed = throttle.report(now(), force);
+    const line = suppressed && formatSuppressed(suppressed);
+    if (line) log(line);
+  };
+
+  const record = async (
+    trace: RequestTrace,
+    req: Request,
+    pathname: string,
+    run: () => ReturnType<Handler>,
+  ) => {
+    const startMs = performance.timeOrigin + performance.now();
+    let status = 500;
+    try {
+      const res = await run();
+      status = res.status;
+      return res;
+    } finally {
+      const finished = {
+        method: req.method,
+        url: req.url,
+        pathname,
+        status,
+        startMs,
+        endMs: performance.timeOrigin + performance.now(),
+      };
+      const event = transactionEvent(trace, finished, defaults);
+      // Errors are the transport's to count and log (a dropped envelope, a full queue).
+      client?.sendEnvelope(
+        transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
+      );
+    }
+  };
+
+  const instrumentHandler = (
+    handler: Handler,
+    options: { shouldTrace: (pathname: string) => boolean },
+  ): Handler =>
+  (req, info) => {
+    const { pathname } = new URL(req.url);
+    if (!options.shouldTrace(pathname)) return handler(req, info);
+    const header = req.headers.get("sentry-trace");
+    // Malformed headers count as absent: a client's typo never fails the request.
+    const parent = header === null ? undefined : parseSentryTrace(header);
+    const sampleRand = Math.random();
+    const decision = decideSampling(parent?.sampled, sampleRand < rate, takeToken);
+    const trace: RequestTrace = {
+      traceId: parent?.traceId ?? newTraceId(),
+      spanId: newSpanId(),
+      parentSpanId: parent?.parentSpanId,
+      // Head-based sampling: the browser's page load follows this decision.
+      sampled: decision !== "none",
+      sampleRand,
+    };
+    const run = () => handler(req, info);
+    return current.run(
+      trace,
+      trace.sampled ? () => record(trace, req, pathname, run) : run,
+    );
+  };
+
+  const captureError = (error: unknown) => {
+    logSuppressed(false);
+    if (!throttle.admit(errorKey(error), now())) return;
+    const trace = current.getStore();
+    Sentry.withScope((scope) => {
+      if (trace !== undefined) {
+        // The error belongs to the request's span, as it would under an active Sentry span.
+        scope.setPropagationContext({
+          traceId: trace.traceId,
+          propagationSpanId: trace.spanId,
+          parentSpanId: trace.parentSpanId,
+          sampled: trace.sampled,
+          sampleRand: trace.sampleRand,
+        });
+      }
+      // Unhandled: the app only catches it to answer with a generic 500 page.
+      Sentry.captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
+    });
+  };
+
+  return {
+    enabled: true,
+    instrumentHandler,
+    captureError,
+    traceMetaTags: () => {
+      const trace = current.getStore();
+      return trace === undefined ? "" : metaTags(trace);
+    },
+    flush: (timeoutMs) => {
+      logSuppressed(true);
+      return Sentry.flush(timeoutMs);
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The `<meta>` tags that hand the server's trace to the browser: `sentry-trace` (ids and the
+ * sampling decision) and `baggage` (the dynamic sampling context), which the browser SDK reads
+ * to continue the trace in its page load.
+ */
+import type { DynamicSamplingContext } from "@sentry/core";
+import { escapeHtml } from "../page/document.ts";
+import type { RequestTrace } from "./request_recorder.ts";
+
+/**
+ * Build a function that writes a request's meta tags. The parts of the baggage that never
+ * change (environment, release, public key, rate) are encoded once, here.
+ *
+ * @example
+ * const metaTags = traceMetaTagWriter({ environment: "production", release: "r1", ... });
+ * metaTags(trace); // '<meta name="sentry-trace" content="...-1"><meta name="baggage" ...>'
+ */
+export function traceMetaTagWriter(
+  fixed: Pick<DynamicSamplingContext, "environment" | "release" | "public_key" | "sample_rate">,
+): (trace: RequestTrace) => string {
+  const prefix = [
+    `sentry-environment=${encodeURIComponent(fixed.environment ?? "")}`,
+    `sentry-release=${encodeURIComponent(fixed.release ?? "")}`,
+    `sentry-public_key=${encodeURIComponent(fixed.public_key ?? "")}`,
+  ].join(",");
+  const rate = `sentry-sample_rate=${encodeURIComponent(fixed.sample_rate ?? "")}`;
+  return (trace) => {
+    // Ids are hex digits and the rest is encoded above: only the prefix can need escaping.
+    const baggage = `${prefix},sentry-trace_id=${trace.traceId},sentry-sampled=${trace.sampled},` +
+      `sentry-sample_rand=${trace.sampleRand.toFixed(6)},${rate}`;
+    return `<meta name="sentry-trace" content="${trace.traceId}-${trace.spanId}-${
+      trace.sampled ? 1 : 0
+    }"><meta name="baggage" content="${escapeHtml(baggage)}">`;
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Content Security Policy for HTML responses: scripts run only with the request's nonce
+ * ('strict-dynamic' lets them load their own chunks), and everything else is same-origin.
+ * `connect-src 'self'` works because the browser SDK posts to the same-origin tunnel.
+ */
+import { type Dsn, ingestUrl } from "../tunnel/dsn.ts";
+
+/**
+ * The policy for one response. `reportUri` receives violation reports (Sentry's security
+ * endpoint for the DSN), or is omitted when monitoring is off.
+ *
+ * @example
+ * headers.set("content-security-policy", contentSecurityPolicy(nonce, reportUri));
+ */
+export function contentSecurityPolicy(nonce: string, reportUri?: string): string {
+  const directives = [
+    "default-src 'self'",
+    `script-src 'nonce-${nonce}' 'strict-dynamic'`,
+    `style-src 'self' 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+  ];
+  if (reportUri) directives.push(`report-uri ${reportUri}`);
+  return directives.join("; ");
+}
+
+/**
+ * Sentry's security endpoint for a DSN, which accepts the browser's CSP violation reports.
+ * Reports go there directly: `report-uri` is not limited by `connect-src`.
+ */
+export function sentryCspReportUri(
+  dsn: Dsn,
+  tags: { environment: string; release: string },
+): string {
+  const query = new URLSearchParams({
+    sentry_key: dsn.publicKey,
+    sentry_environment: tags.environment,
+    sentry_release: tags.release,
+  });
+  return `${ingestUrl(dsn, "security")}?${query}`;
+}
+
+/** A fresh 128-bit nonce from the platform's CSPRNG, base64-encoded. */
+export function createNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes));
+}

@@ -1,0 +1,179 @@
+/**
+ * Client build: bundles `client/` with esbuild into content-hashed ESM in `static/build/`,
+ * writes the manifest the server reads, and precompresses JS and CSS to `.br` and `.gz`.
+ *
+ * Usage: `deno task build` (always builds) or `deno run ... server/tasks/build.ts --if-needed`
+ * (skips when the inputs are unchanged since the last build).
+ */
+import * as esbuild from "esbuild";
+import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
+import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "../build/debug_ids.ts";
+import {
+  type Manifest,
+  MANIFEST_FILE,
+  manifestFromMetafile,
+  readManifest,
+} from "../build/manifest.ts";
+
+export const ENTRY_POINT = "client/main.tsx";
+export const STATIC_DIR = "static";
+export const OUT_DIR = "static/build";
+// Files whose change must invalidate the build, besides everything under client/.
+const BUILD_INPUTS = [
+  "deno.json",
+  "deno.lock",
+  "server/tasks/build.ts",
+  "server/build/manifest.ts",
+];
+// Source maps are not served by default and are large: compressing them would double the build.
+const COMPRESSIBLE = /\.(js|css|svg|json)$/;
+
+/** esbuild options shared by the production build and dev mode's incremental context. */
+export function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
+  const production = mode === "production";
+  return {
+    entryPoints: [ENTRY_POINT],
+    outdir: OUT_DIR,
+    bundle: true,
+    format: "esm",
+    splitting: true,
+    platform: "browser",
+    target: ["es2022", "chrome111", "firefox113", "safari16.4"],
+    jsx: "automatic",
+    minify: production,
+    sourcemap: production ? "external" : "linked",
+    entryNames: "[name]-[hash]",
+    chunkNames: "chunks/[name]-[hash]",
+    assetNames: "assets/[name]-[hash]",
+    metafile: true,
+    write: true,
+    legalComments: "linked",
+    define: {
+      "process.env.NODE_ENV": JSON.stringify(mode),
+      // Sentry's tree-shaking flags: drop its debug logging from production bundles.
+      __SENTRY_DEBUG__: String(!production),
+    },
+    logLevel: "warning",
+  };
+}
+
+/** Hash of every build input: unchanged hash, unchanged output. */
+export async function hashInputs(mode: string): Promise<string> {
+  const files = [...BUILD_INPUTS, ...await listFiles("client")].sort();
+  const hash = new Hasher();
+  hash.add(new TextEncoder().encode(mode));
+  for (const file of files) {
+    hash.add(new TextEncoder().encode(`\0${file}\0`));
+    hash.add(await Deno.readFile(file));
+  }
+  return await hash.digest();
+}
+
+/** Run a full build and return its manifest. */
+export async function build(mode: "production" | "development" = "production"): Promise<Manifest> {
+  const inputHash = await hashInputs(mode);
+  await Deno.remove(OUT_DIR, { recursive: true }).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  const result = await esbuild.build(buildOptions(mode));
+  return await finishBuild(result.metafile!, inputHash, mode === "production");
+}
+
+/** Write the manifest (and compressed variants) for a finished esbuild run. */
+export async function finishBuild(
+  metafile: esbuild.Metafile,
+  inputHash: string,
+  compress: boolean,
+): Promise<Manifest> {
+  const outputs = Object.keys(metafile.outputs).sort();
+  const hash = new Hasher();
+  for (const out of outputs) hash.add(new TextEncoder().encode(out + "\n"));
+  const manifest = manifestFromMetafile(metafile, {
+    entryPoint: ENTRY_POINT,
+    staticDir: STATIC_DIR,
+    buildId: (await hash.digest()).slice(0, 12),
+    inputHash,
+  });
+  for (const out of outputs.filter((o) => o.endsWith(".js"))) await writeDebugId(out);
+  if (compress) {
+    for (const out of outputs.filter((o) => COMPRESSIBLE.test(o))) await precompress(out);
+  }
+  await Deno.writeTextFile(MANIFEST_FILE, JSON.stringify(manifest, null, 2) + "\n");
+  return manifest;
+}
+
+/** Give a JS file and its source map the same Sentry debug id (see debug_ids.ts). */
+export async function writeDebugId(file: string): Promise<void> {
+  const bytes = await Deno.readFile(file);
+  const debugId = await debugIdFor(bytes);
+  await Deno.writeTextFile(file, injectDebugId(new TextDecoder().decode(bytes), debugId));
+  const map = `${file}.map`;
+  const mapJson = await Deno.readTextFile(map).catch(() => null);
+  if (mapJson !== null) await Deno.writeTextFile(map, addDebugIdToSourceMap(mapJson, debugId));
+}
+
+/** Write `file.br` and `file.gz` beside `file`, each only when it is smaller. */
+export async function precompress(file: string): Promise<void> {
+  const data = await Deno.readFile(file);
+  const br = brotliCompressSync(data, {
+    params: {
+      [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY,
+      [zlib.BROTLI_PARAM_SIZE_HINT]: data.length,
+    },
+  });
+  const gz = gzipSync(data, { level: 9 });
+  if (br.length < data.length) await Deno.writeFile(`${file}.br`, br);
+  if (gz.length < data.length) await Deno.writeFile(`${file}.gz`, gz);
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const files: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) files.push(...await listFiles(path));
+    else if (entry.isFile) files.push(path);
+  }
+  return files;
+}
+
+// Collects bytes, then hashes them once; SubtleCrypto has no incremental API.
+class Hasher {
+  #parts: Uint8Array[] = [];
+  add(bytes: Uint8Array) {
+    this.#parts.push(bytes);
+  }
+  async digest(): Promise<string> {
+    const blob = new Uint8Array(await new Blob(this.#parts as BlobPart[]).arrayBuffer());
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blob));
+    return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+}
+
+async function isUpToDate(mode: string): Promise<boolean> {
+  try {
+    const manifest = await readManifest();
+    return manifest.inputHash === await hashInputs(mode);
+  } catch {
+    return false;
+  }
+}
+
+if (import.meta.main) {
+  const ifNeeded = Deno.args.includes("--if-needed");
+  const started = performance.now();
+  try {
+    if (ifNeeded && await isUpToDate("production")) {
+      console.log("build: client is up to date");
+    } else {
+      const manifest = await build("production");
+      const ms = Math.round(performance.now() - started);
+      console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
+    }
+  } catch (error) {
+    // esbuild has already printed its diagnostics with file and line.
+    console.error(`build failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`);
+    Deno.exitCode = 1;
+  } finally {
+    await esbuild.stop();
+  }
+}

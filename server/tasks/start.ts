@@ -1,0 +1,50 @@
+/**
+ * `deno task start`'s launcher: validate the configuration, then run `main.ts` in a child
+ * process with exactly the permissions that configuration needs (see serve_args.ts). The
+ * permission list depends on PORT, HOST and the DSNs, which a static task cannot know; this
+ * process holds `--allow-run` only to start the server (and to list its ancestors with `ps`).
+ *
+ * It forwards SIGINT/SIGTERM to the server, and sends SIGTERM itself when the command that
+ * started it goes away without a word (npx killed: see parent_gone.ts). If this process is
+ * killed outright, the server sees its stdin close and shuts down the same way.
+ */
+import { loadConfig, readEnv } from "../lifecycle/config.ts";
+import {
+  parseProcessTable,
+  readProcessTable,
+  taskAncestors,
+  watchAncestors,
+} from "../lifecycle/parent_gone.ts";
+import { servingArgs } from "../lifecycle/serve_args.ts";
+import { exitOnStartupError } from "../lifecycle/startup_error.ts";
+
+let args: string[];
+try {
+  args = servingArgs(loadConfig(readEnv()));
+} catch (error) {
+  exitOnStartupError(error);
+}
+
+// Listed before the server starts, so `ps` is never a second child next to it.
+const ancestors = taskAncestors(parseProcessTable(await readProcessTable()), Deno.ppid);
+
+// stdin is the server's lifeline: a pipe that nothing is written to and that only closes when
+// this process ends.
+const server = new Deno.Command(Deno.execPath(), { args, stdin: "piped" }).spawn();
+const forward = (signal: Deno.Signal) => {
+  try {
+    server.kill(signal);
+  } catch {
+    // Already exited; its status ends this process below.
+  }
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => forward(signal));
+}
+const stopWatching = watchAncestors(ancestors, () => {
+  console.error("launcher: the command that started the server has ended; stopping the server");
+  forward("SIGTERM");
+});
+const { code } = await server.status;
+stopWatching();
+Deno.exit(code);

@@ -1,0 +1,311 @@
+/**
+ * `POST /monitoring`: the Sentry tunnel. The browser SDK posts envelopes here (so ad blockers
+ * don't drop them) and the server forwards the raw bytes to the ingest of an allowed DSN.
+ *
+ * This is a security boundary: the body is hostile until its header line names a configured
+ * DSN, the upstream URL is built from that configured DSN (never from the client's string), and
+ * only a few upstream response headers come back to the app's origin.
+ *
+ * Failures a client or the ingest can cause are answers (4xx, 502, 504) with a log record;
+ * anything else is a bug and is thrown, for the app to answer 500 and report it.
+ */
+import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
+import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
+import { GrowableBytes } from "./growable_bytes.ts";
+import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
+import { LineWriter } from "../http/request_log.ts";
+import {
+  collectSmallBody,
+  createDeadlines,
+  isBorrowed,
+  readChunk,
+  releaseBody,
+  startTransfer,
+  type Transfer,
+  TransferStopped,
+} from "./body.ts";
+import { createHeaderLineDecoder, type HeadFormat, type LineOutcome } from "./header_decode.ts";
+import type { TunnelRecord } from "./log.ts";
+import {
+  clientAddress,
+  contentLength,
+  decoderFormat,
+  HEADER_MISSING,
+  NOT_DECODABLE,
+  precheck,
+  rateLimited,
+  type Rejection,
+  relayFor,
+  stoppedRejection,
+  upstreamHeaders,
+} from "./policy.ts";
+
+/** What the tunnel needs to know; the router builds it from the app's `Config`. */
+export interface TunnelOptions {
+  /** DSNs envelopes may be forwarded for; empty disables the tunnel (503). */
+  readonly allowedDsns: readonly Dsn[];
+  /** Largest request body, counted on the wire (compressed if the client compressed it). */
+  readonly maxBodyBytes: number;
+  /** Deadline for the whole exchange: reading the body and the ingest's answer. */
+  readonly timeoutMs: number;
+  /** Take the client address from X-Forwarded-For instead of the socket. */
+  readonly trustProxy: boolean;
+  /** Envelopes per client address per minute; 0 or absent: no limit. */
+  readonly rateLimit?: number;
+  /** Clock for the rate limit, in ms (tests pass their own). */
+  readonly now?: () => number;
+  /** Upstream fetch; tests and wrappers may pass their own. */
+  readonly fetch?: typeof fetch;
+  /** Receives one record per refused or failed envelope; batched stdout JSON by default. */
+  readonly log?: (record: TunnelRecord, req: Request) => void;
+}
+
+/** A request handler as `Deno.serve` calls it. */
+export type TunnelHandler = (req: Request, info: Deno.ServeHandlerInfo) => Promise<Response>;
+
+type Bytes = Uint8Array<ArrayBuffer>;
+
+// The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
+const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
+// A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
+// stops bodies of empty deflate blocks that never produce a line.
+const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
+
+const MORE: LineOutcome = { kind: "more" };
+
+/** The envelope header line was read; `read` holds every body byte read so far. */
+interface Head {
+  readonly line: Bytes;
+  readonly read: GrowableBytes;
+}
+
+/**
+ * Build the tunnel handler.
+ *
+ * @example
+ * const tunnel = createTunnelHandler({
+ *   allowedDsns: config.tunnelAllowedDsns,
+ *   maxBodyBytes: config.tunnelMaxBodyBytes,
+ *   timeoutMs: config.tunnelTimeoutMs,
+ *   trustProxy: config.trustProxy,
+ *   rateLimit: config.tunnelRateLimit,
+ * });
+ * Deno.serve((req, info) => tunnel(req, info));
+ */
+export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
+  const upstreamFetch = options.fetch ?? fetch;
+  const log = options.log ?? defaultLog;
+  const now = options.now ?? (() => performance.now());
+  const deadlines = createDeadlines(options.timeoutMs);
+  const limiter: RateLimiter | undefined = options.rateLimit
+    ? createRateLimiter({ limit: options.rateLimit })
+    : undefined;
+  const limits = {
+    enabled: options.allowedDsns.length > 0,
+    maxBodyBytes: options.maxBodyBytes,
+    timeoutMs: options.timeoutMs,
+  };
+
+  function reject(req: Request, rejection: Rejection, bytes: number): Response {
+    log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes }, req);
+    return textResponse(rejection);
+  }
+
+  async function forward(
+    req: Request,
+    clientIp: string | undefined,
+    t: Transfer,
+    format: HeadFormat | null,
+  ): Promise<Response | Rejection> {
+    const head = format === null ? await readPlainHead(t) : await readEncodedHead(t, format);
+    if ("status" in head) return head;
+    const header = parseEnvelopeHeader(head.line);
+    if (!header.ok) return { status: 400, reason: header.reason };
+    const dsn = findAllowedDsn(header.dsn, options.allowedDsns);
+    if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
+    const body = await collectSmallBody(t, head.read);
+    t.forwarding = true;
+    let upstream: Response;
+    try {
+      upstream = await upstreamFetch(ingestUrl(dsn, "envelope"), {
+        method: "POST",
+        headers: upstreamHeaders(req.headers, clientIp),
+        body,
+        redirect: "manual",
+        signal: t.upstream.signal,
+        duplex: "half",
+      } as RequestInit);
+    } catch (error) {
+      return upstreamFailure(t, error);
+    }
+    const outcome = await relayResponse(upstream).catch((error) => upstreamFailure(t, error));
+    t.answered = true;
+    return outcome;
+  }
+
+  return async function tunnelEnvelope(req, info) {
+    const declaredBytes = contentLength(req.headers);
+    const format = decoderFormat(req.headers.get("content-encoding"));
+    const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
+    const early = precheck(req.method, limits, declaredBytes, format) ??
+      overLimit(limiter, clientIp, now());
+    if (early !== undefined || format === "unsupported" || req.body === null) {
+      // Not reading the body at all is the point (an oversized upload is refused unread).
+      req.body?.cancel().catch(ignore);
+      return reject(req, early ?? HEADER_MISSING, declaredBytes ?? 0);
+    }
+    const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
+    deadlines.add(t);
+    try {
+      const outcome = await forward(req, clientIp, t, format);
+      const bytes = t.declaredBytes ?? t.received;
+      if (!(outcome instanceof Response)) return reject(req, outcome, bytes);
+      if (!outcome.ok) {
+        log(
+          { msg: "tunnel", reason: "ingest refused the envelope", status: outcome.status, bytes },
+          req,
+        );
+      }
+      return outcome;
+    } catch (error) {
+      if (!(error instanceof TransferStopped)) throw error;
+      const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
+      return reject(req, rejection, t.declaredBytes ?? t.received);
+    } finally {
+      deadlines.delete(t);
+      // The exchange is over. A read still pending (the ingest answered before taking the
+      // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
+      // as if complete.
+      if (!t.done) t.cause ??= "abandoned";
+      // An upstream request still open is no longer wanted. Aborting only then matters: every
+      // abort builds a DOMException with a stack trace, too dear for each success.
+      if (t.forwarding && !t.answered) t.upstream.abort();
+      t.wake?.(new TransferStopped());
+      releaseBody(t);
+    }
+  };
+}
+
+/** The 429 for a client over its budget, if there is a limit. */
+function overLimit(
+  limiter: RateLimiter | undefined,
+  clientIp: string | undefined,
+  nowMs: number,
+): Rejection | undefined {
+  if (limiter === undefined || clientIp === undefined) return undefined;
+  const decision = limiter.take(clientKey(clientIp), nowMs);
+  return decision.allowed ? undefined : rateLimited(decision.retryAfterSeconds);
+}
+
+/**
+ * A failed upstream fetch: stopped by the tunnel itself (timeout, client gone), a network
+ * error (fetch rejects with TypeError), or a bug, which is rethrown.
+ */
+function upstreamFailure(t: Transfer, error: unknown): Rejection {
+  if (t.cause !== undefined) throw new TransferStopped();
+  if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
+  throw error;
+}
+
+/** Read until the envelope header line is complete, scanning each chunk once as it comes. */
+async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
+  const read = new GrowableBytes();
+  for (;;) {
+    const seen = t.received;
+    const chunk = await readChunk(t, true);
+    if (chunk === undefined) return HEADER_MISSING;
+    read.append(chunk, isBorrowed(t, chunk));
+    const end = findHeaderEnd(chunk, seen);
+    if (end.kind === "found") return { line: read.bytes().subarray(0, end.offset), read };
+    if (end.kind === "too-long") return HEADER_MISSING;
+  }
+}
+
+/**
+ * Decompress only as much of the body as it takes to see the header line; the raw bytes are
+ * kept so the original compressed body is what gets forwarded.
+ */
+async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | Rejection> {
+  const read = new GrowableBytes();
+  const decoder = createHeaderLineDecoder(format, MAX_HEADER_BYTES);
+  try {
+    for (;;) {
+      const seen = t.received;
+      const chunk = await readChunk(t, true);
+      if (chunk !== undefined) read.append(chunk, isBorrowed(t, chunk));
+      const room = MAX_ENCODED_HEADER_BYTES - seen;
+      let outcome: LineOutcome = chunk !== undefined && room > 0
+        ? await decoder.push(chunk.subarray(0, room))
+        : MORE;
+      // The body ended, or no line within the encoded cap: what was decoded decides.
+      if (
+        outcome.kind === "more" && (chunk === undefined || t.received >= MAX_ENCODED_HEADER_BYTES)
+      ) {
+        outcome = await decoder.end();
+      }
+      if (outcome.kind === "line") return { line: outcome.line, read };
+      if (outcome.kind === "corrupt") return NOT_DECODABLE;
+      if (outcome.kind === "missing") return HEADER_MISSING;
+    }
+  } finally {
+    decoder.dispose();
+  }
+}
+
+/** What the browser gets from the ingest's answer; see `relayFor`. */
+async function relayResponse(upstream: Response): Promise<Response | Rejection> {
+  if (upstream.type === "opaqueredirect" || (upstream.status >= 300 && upstream.status < 400)) {
+    await upstream.body?.cancel();
+    return { status: 502, reason: "ingest answered with a redirect" };
+  }
+  const relay = relayFor(upstream.status, upstream.headers);
+  const nullBody = upstream.status === 204 || upstream.status === 205;
+  if (!relay.passBody || nullBody) {
+    await upstream.body?.cancel();
+    return new Response(nullBody ? null : relay.text, {
+      status: relay.status,
+      headers: relay.headers,
+    });
+  }
+  const body = await readSmallBody(upstream, MAX_UPSTREAM_RESPONSE_BYTES);
+  if (body === undefined) return { status: 502, reason: "ingest response too large" };
+  return new Response(body, { status: relay.status, headers: relay.headers });
+}
+
+/** Read a response body of at most `maxBytes`; undefined (and the rest cancelled) if larger. */
+async function readSmallBody(response: Response, maxBytes: number): Promise<Bytes | undefined> {
+  if (response.body === null) return new Uint8Array();
+  // A declared length bounds the body, unless fetch is decompressing it on the way in.
+  const declared = contentLength(response.headers);
+  if (declared !== null && declared <= maxBytes && !response.headers.has("content-encoding")) {
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  const reader = response.body.getReader();
+  const read = new GrowableBytes();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return read.bytes();
+    if (read.length + value.byteLength > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    read.append(value);
+  }
+}
+
+function textResponse({ status, reason, headers }: Rejection): Response {
+  const response = new Response(`${reason}\n`, { status, headers });
+  response.headers.set("content-type", "text/plain; charset=utf-8");
+  return response;
+}
+
+let stdoutLog: LineWriter | undefined;
+
+// Only for a tunnel built without a log (the app passes its request log): batched, never a
+// synchronous write per refusal.
+function defaultLog(record: TunnelRecord): void {
+  stdoutLog ??= new LineWriter();
+  stdoutLog.write(JSON.stringify(record));
+}
+
+function ignore(): void {}

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { App } from "../../client/App.tsx";
+import { defineRoutes, resolvePage } from "../../client/page_table.ts";
+import { HomePage } from "../../client/pages/home.tsx";
+import { routes } from "../../client/routes.tsx";
+import { fixtureRoutes } from "../fixtures/routes.tsx";
+
+const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
+
+Deno.test("resolvePage: exact paths only; anything else, prototype names too, is not found", () => {
+  assert.equal(resolvePage(fixtureRoutes, "/about").title, "About");
+  assert.equal(resolvePage(fixtureRoutes, "/").title, "App");
+  for (const path of ["/about/", "/ABOUT", "/about?x", "", "about", ...PROTOTYPE_NAMES]) {
+    assert.equal(resolvePage(fixtureRoutes, path), fixtureRoutes.notFound, path);
+  }
+  for (const name of PROTOTYPE_NAMES) {
+    assert.equal(resolvePage(fixtureRoutes, `/${name}`), fixtureRoutes.notFound, name);
+  }
+});
+
+Deno.test("the shell ships one page, /", () => {
+  assert.deepEqual([...routes.pages.keys()], ["/"]);
+});
+
+Deno.test("defineRoutes: a malformed or repeated path throws", () => {
+  const notFound = fixtureRoutes.notFound;
+  for (const path of ["", "about", "/a?b", "/a#b", "/a b"]) {
+    assert.throws(
+      () => defineRoutes({ pages: [{ path, title: "x", Page: HomePage }], notFound }),
+      /must start with \//,
+    );
+  }
+  const page = { path: "/x", title: "x", Page: HomePage };
+  assert.throws(() => defineRoutes({ pages: [page, page], notFound }), /declared twice/);
+});
+
+// What hydration relies on: the browser's lookup of its location renders what the server sent.
+Deno.test("server and browser render the same HTML for a path", () => {
+  for (const path of ["/", "/about", "/nothing-here", "/constructor"]) {
+    const html = renderToString(createElement(App, { page: resolvePage(fixtureRoutes, path) }));
+    assert.match(html, /^<div class="shell" data-hydrated="false">/);
+    const again = renderToString(createElement(App, { page: resolvePage(fixtureRoutes, path) }));
+    assert.equal(again, html, path);
+  }
+});

@@ -1,0 +1,232 @@
+/**
+ * The dev inbox: the store and its intakes as plain functions, then over real HTTP: on in dev
+ * mode without a DSN (browser envelopes through the tunnel, the server's own errors), absent in
+ * production.
+ */
+import assert from "node:assert/strict";
+import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
+import { DEV_INBOX_DSN } from "../../../server/constants.ts";
+import { DevInbox, inboxFetch, renderInboxPage } from "../../../server/dev/inbox.ts";
+import { DEV_SERVER_ARGS } from "../../../server/tasks/dev.ts";
+import { startServer } from "../../support/server.ts";
+
+// main.ts as `deno task dev` runs it (with its flags), without the file watcher.
+const devArgs = DEV_SERVER_ARGS.filter((a) => a !== "--watch" && a !== "--no-clear-screen");
+
+const INBOX_INGEST = "http://inbox.invalid/api/0/envelope/";
+
+function errorEnvelope(message: string, dsn = DEV_INBOX_DSN): string {
+  const event = {
+    event_id: "0123456789abcdef0123456789abcdef",
+    exception: {
+      values: [{
+        type: "TypeError",
+        value: message,
+        stacktrace: {
+          frames: [
+            { function: "outer", filename: "http://x/build/main.js", lineno: 1, colno: 2 },
+            { function: "inner", filename: "http://x/build/main.js", lineno: 30, colno: 7 },
+          ],
+        },
+      }],
+    },
+    contexts: { trace: { trace_id: "abcdefabcdefabcdefabcdefabcdefab" } },
+  };
+  return `${JSON.stringify({ dsn })}\n{"type":"event"}\n${JSON.stringify(event)}\n`;
+}
+
+function transactionEnvelope(name: string): string {
+  const transaction = {
+    type: "transaction",
+    transaction: name,
+    start_timestamp: 1000,
+    timestamp: 1000.25,
+    spans: [{}, {}],
+    contexts: { trace: { trace_id: "1234", op: "pageload", status: "ok" } },
+  };
+  return `{}\n{"type":"transaction"}\n${JSON.stringify(transaction)}\n{"type":"session"}\n{}\n`;
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+Deno.test("config: the inbox is on in dev mode without a DSN, and only then by default", () => {
+  const dev = loadConfig({ DEV_MODE: "true" });
+  assert.equal(dev.devInbox, true);
+  assert.equal(dev.sentryDsn, DEV_INBOX_DSN);
+  assert.equal(dev.tunnelAllowedDsns[0].hostname, "inbox.invalid");
+  assert.equal(dev.sentryEnvironment, "development");
+  assert.equal(dev.tracesSampleRate, 1);
+  const withDsn = loadConfig({ DEV_MODE: "true", SENTRY_DSN: "https://k@o1.ingest.sentry.io/2" });
+  assert.equal(withDsn.devInbox, false);
+  assert.equal(withDsn.sentryDsn, "https://k@o1.ingest.sentry.io/2");
+  const production = loadConfig({});
+  assert.equal(production.devMode, false);
+  assert.equal(production.devInbox, false);
+  assert.equal(production.sentryDsn, undefined);
+  assert.equal(loadConfig({ DEV_INBOX: "true" }).sentryDsn, DEV_INBOX_DSN);
+  assert.throws(
+    () => loadConfig({ DEV_INBOX: "true", SENTRY_DSN: "https://k@o1.ingest.sentry.io/2" }),
+    (error) => error instanceof ConfigError && /^DEV_INBOX: /.test(error.message),
+  );
+});
+
+Deno.test("DevInbox keeps errors and transactions, newest first, with stack and trace id", () => {
+  let now = 0;
+  const inbox = new DevInbox({ now: () => ++now });
+  assert.equal(inbox.addEnvelope(bytes(errorEnvelope("x is undefined")), "browser"), 1);
+  assert.equal(inbox.addEnvelope(bytes(transactionEnvelope("/checkout")), "server"), 1);
+  const [transaction, error] = inbox.entries();
+  assert.deepEqual(transaction, {
+    receivedAt: 2,
+    source: "server",
+    kind: "transaction",
+    title: "/checkout",
+    stack: "",
+    traceId: "1234",
+    eventId: undefined,
+    detail: "pageload, 250 ms, 2 spans, ok",
+  });
+  assert.equal(error.kind, "error");
+  assert.equal(error.title, "TypeError: x is undefined");
+  assert.equal(
+    error.stack,
+    "at inner (http://x/build/main.js:30:7)\nat outer (http://x/build/main.js:1:2)",
+  );
+  assert.equal(error.traceId, "abcdefabcdefabcdefabcdefabcdefab");
+  assert.throws(() => inbox.addEnvelope(bytes("not an envelope"), "browser"));
+});
+
+Deno.test("DevInbox is bounded: the oldest entries are dropped", () => {
+  const inbox = new DevInbox({ limit: 3 });
+  for (let i = 0; i < 5; i++) inbox.addEnvelope(bytes(errorEnvelope(`error ${i}`)), "browser");
+  assert.deepEqual(inbox.entries().map((e) => e.title), [
+    "TypeError: error 4",
+    "TypeError: error 3",
+    "TypeError: error 2",
+  ]);
+});
+
+Deno.test("the inbox page escapes what the SDKs sent", () => {
+  const inbox = new DevInbox();
+  inbox.addEnvelope(bytes(errorEnvelope("<img src=x onerror=alert(1)>")), "browser");
+  const html = renderInboxPage(inbox.entries(), "n");
+  assert.ok(!html.includes("<img"));
+  assert.match(html, /TypeError: &#60;img src=x onerror=alert\(1\)&#62;/);
+});
+
+Deno.test("inboxFetch answers the inbox's ingest itself (gzip too) and passes the rest on", async () => {
+  const inbox = new DevInbox();
+  const upstreamCalls: string[] = [];
+  const upstream: typeof fetch = (input) => {
+    upstreamCalls.push(String(input));
+    return Promise.resolve(new Response("upstream"));
+  };
+  const tunnelFetch = inboxFetch(inbox, upstream);
+
+  const plain = await tunnelFetch(INBOX_INGEST, { method: "POST", body: errorEnvelope("plain") });
+  assert.equal(plain.status, 200);
+  assert.match(await plain.text(), /^\{"id":"[0-9a-f]{32}"\}$/);
+  const gzipped = new Response(
+    new Blob([errorEnvelope("gzipped")]).stream().pipeThrough(new CompressionStream("gzip")),
+  );
+  const compressed = await tunnelFetch(INBOX_INGEST, {
+    method: "POST",
+    headers: { "content-encoding": "gzip" },
+    body: new Uint8Array(await gzipped.arrayBuffer()),
+  });
+  assert.equal(compressed.status, 200);
+  await compressed.body?.cancel();
+  const refused = await tunnelFetch(INBOX_INGEST, { method: "POST", body: "garbage" });
+  assert.equal(refused.status, 400);
+  await refused.body?.cancel();
+  assert.deepEqual(inbox.entries().map((e) => e.title), [
+    "TypeError: gzipped",
+    "TypeError: plain",
+  ]);
+
+  const other = await tunnelFetch("https://o1.ingest.sentry.io/api/1/envelope/", {
+    method: "POST",
+    body: "x",
+  });
+  assert.equal(await other.text(), "upstream");
+  assert.deepEqual(upstreamCalls, ["https://o1.ingest.sentry.io/api/1/envelope/"]);
+});
+
+Deno.test("dev mode without SENTRY_DSN: browser and server reports land in the inbox", async () => {
+  const server = await startServer({ DEV_MODE: "true", DEBUG_ERROR_ROUTE: "true" }, {
+    args: devArgs,
+  });
+  const url = (path: string) => new URL(path, server.url).href;
+  try {
+    // Both SDKs are on: the page hands the browser the inbox DSN and the tunnel.
+    const html = await (await fetch(url("/"))).text();
+    assert.ok(html.includes(`"dsn":"${DEV_INBOX_DSN}"`), html);
+    assert.ok(html.includes(`"tunnel":"/monitoring"`));
+
+    const posted = await fetch(url("/monitoring"), {
+      method: "POST",
+      body: errorEnvelope("thrown in the browser <b>"),
+    });
+    assert.equal(posted.status, 200);
+    await posted.body?.cancel();
+    const debug = await fetch(url("/debug/error"));
+    assert.equal(debug.status, 500);
+    await debug.body?.cancel();
+    // An envelope for a DSN that is not allowed still gets the tunnel's 403.
+    const foreign = await fetch(url("/monitoring"), {
+      method: "POST",
+      body: errorEnvelope("elsewhere", "https://key@o1.ingest.sentry.io/5"),
+    });
+    assert.equal(foreign.status, 403);
+    await foreign.body?.cancel();
+
+    const page = await fetch(url("/_dev/inbox"));
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+    const inbox = await page.text();
+    assert.match(inbox, /error from browser · trace abcdefabcdefabcdefabcdefabcdefab/);
+    assert.match(inbox, /TypeError: thrown in the browser &#60;b&#62;/);
+    assert.match(inbox, /at inner \(http:\/\/x\/build\/main\.js:30:7\)/);
+    assert.match(inbox, /error from server .*Debug error from GET \/debug\/error/s);
+    assert.match(inbox, /transaction from server/);
+    assert.ok(!inbox.includes("elsewhere"));
+    // Newest first: the server's error came after the browser's.
+    assert.ok(inbox.indexOf("Debug error") < inbox.indexOf("thrown in the browser"));
+    // Printed right after the start-up line, which is all startServer waits for.
+    assert.match(server.output(), /Monitoring goes to the dev inbox: http:\/\/\S+\/_dev\/inbox/);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("production: no inbox, no dev endpoints, no dev script, whatever DEV_* says", async () => {
+  // The start task is not granted the dev variables, so they are not even read.
+  const server = await startServer({ DEV_MODE: "true", DEV_INBOX: "true" });
+  try {
+    for (const path of ["/_dev/inbox", "/_dev/reload", "/_dev/client.js"]) {
+      const res = await fetch(new URL(path, server.url));
+      assert.equal(res.status, 404, path);
+      await res.body?.cancel();
+    }
+    const html = await (await fetch(server.url)).text();
+    assert.ok(!html.includes("/_dev/"));
+    assert.ok(!html.includes("inbox.invalid"));
+    assert.doesNotMatch(server.output(), /dev inbox/);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("DEV_INBOX=true turns the inbox on explicitly, without dev mode", async () => {
+  const server = await startServer({ DEV_INBOX: "true" }, { args: devArgs });
+  try {
+    const inbox = await fetch(new URL("/_dev/inbox", server.url));
+    assert.equal(inbox.status, 200);
+    await inbox.body?.cancel();
+    const reload = await fetch(new URL("/_dev/reload", server.url));
+    assert.equal(reload.status, 404, "live reload stays a dev-mode feature");
+    await reload.body?.cancel();
+  } finally {
+    await server.stop();
+  }
+});

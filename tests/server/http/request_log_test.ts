@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { formatRecord, LineWriter, requestIdFor } from "../../../server/http/request_log.ts";
+
+const record = {
+  time: "2026-11-22T06:00:00.000Z",
+  method: "GET",
+  path: "/a b",
+  status: 200,
+  durationMs: 1.5,
+  bytes: 42,
+  requestId: "r-1",
+};
+
+Deno.test("formatRecord: one JSON line, or one text line", () => {
+  const json = formatRecord(record, "json");
+  assert.deepEqual(JSON.parse(json), record);
+  assert.ok(!json.includes("\n"));
+  assert.equal(
+    formatRecord({ ...record, bytes: null }, "text"),
+    '2026-11-22T06:00:00.000Z GET "/a b" 200 1.5ms -B r-1',
+  );
+  const hostile = formatRecord({ ...record, path: "/x\ny" }, "text");
+  assert.ok(!hostile.includes("\n"), "a path cannot forge a second line");
+});
+
+Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () => {
+  const withId = (id: string) =>
+    requestIdFor(new Request("http://x/", { headers: { "x-request-id": id } }));
+  assert.equal(withId("abc-123"), "abc-123");
+  assert.match(withId("bad id\twith spaces"), /^[0-9a-f-]{36}$/);
+  assert.match(withId("x".repeat(200)), /^[0-9a-f-]{36}$/);
+  assert.match(requestIdFor(new Request("http://x/")), /^[0-9a-f-]{36}$/);
+});
+
+Deno.test("LineWriter: batches lines and writes them all on flush", async () => {
+  const written: string[] = [];
+  const writer = new LineWriter((bytes) => {
+    written.push(new TextDecoder().decode(bytes));
+    return Promise.resolve();
+  }, 10_000);
+  writer.write("one");
+  writer.write("two");
+  assert.deepEqual(written, []);
+  await writer.flush();
+  assert.deepEqual(written, ["one\ntwo\n"]);
+  for (let i = 0; i < 256; i++) writer.write(String(i));
+  await writer.flush();
+  assert.equal(written.length, 2, "a full batch is written at once");
+  assert.equal(String(written.at(1)).split("\n").length, 257);
+});

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import {
+  contentTypeFor,
+  etagMatches,
+  hasStaticFile,
+  indexStaticFiles,
+  serveStatic,
+} from "../../../server/http/static_files.ts";
+
+async function fixture(): Promise<string> {
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(`${dir}/static/build`, { recursive: true });
+  await Deno.writeTextFile(`${dir}/static/build/app-X1.js`, "console.log(1)");
+  await Deno.writeTextFile(`${dir}/static/build/app-X1.js.gz`, "gz-bytes");
+  await Deno.writeTextFile(`${dir}/static/build/app-X1.js.map`, "{}");
+  await Deno.writeTextFile(`${dir}/static/build/.manifest.json`, "{}");
+  await Deno.writeTextFile(`${dir}/static/hello.txt`, "hi");
+  await Deno.writeTextFile(`${dir}/secret.txt`, "secret");
+  await Deno.symlink(`${dir}/secret.txt`, `${dir}/static/link.txt`);
+  await Deno.symlink(dir, `${dir}/static/up`);
+  return dir;
+}
+
+Deno.test("indexStaticFiles: indexes files, not links, dot files, maps or compressed copies", async () => {
+  const dir = await fixture();
+  try {
+    const index = await indexStaticFiles(`${dir}/static`, { serveSourceMaps: false });
+    assert.deepEqual([...index.keys()].sort(), ["build/app-X1.js", "hello.txt"]);
+    const js = index.get("build/app-X1.js")!;
+    assert.deepEqual([...js.encoded.keys()], ["gzip"]);
+    assert.equal(js.cacheControl, "public, max-age=31536000, immutable");
+    assert.equal(index.get("hello.txt")!.cacheControl, "public, max-age=300");
+    const withMaps = await indexStaticFiles(`${dir}/static`, { serveSourceMaps: true });
+    assert.ok(withMaps.has("build/app-X1.js.map"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("indexStaticFiles: a missing folder is an empty index", async () => {
+  const index = await indexStaticFiles("/nonexistent-static-dir", { serveSourceMaps: false });
+  assert.equal(index.size, 0);
+});
+
+Deno.test("serveStatic: negotiation, ETag and HEAD", async () => {
+  const dir = await fixture();
+  try {
+    const index = await indexStaticFiles(`${dir}/static`, { serveSourceMaps: false });
+    const get = (headers: HeadersInit = {}, method = "GET") =>
+      serveStatic(
+        index,
+        new Request("http://x/build/app-X1.js", { method, headers }),
+        "/build/app-X1.js",
+      );
+
+    const gz = (await get({ "accept-encoding": "gzip" }))!;
+    assert.equal(gz.headers.get("content-encoding"), "gzip");
+    assert.equal(await gz.text(), "gz-bytes");
+    const plain = (await get())!;
+    assert.equal(plain.headers.get("content-encoding"), null);
+    assert.equal(plain.headers.get("content-type"), "text/javascript; charset=utf-8");
+    assert.equal(await plain.text(), "console.log(1)");
+    assert.notEqual(plain.headers.get("etag"), gz.headers.get("etag"));
+
+    const notModified = (await get({ "if-none-match": `W/${plain.headers.get("etag")}` }))!;
+    assert.equal(notModified.status, 304);
+    const head = (await get({}, "HEAD"))!;
+    assert.equal(head.headers.get("content-length"), "14");
+    assert.equal(head.body, null);
+
+    assert.equal(serveStatic(index, new Request("http://x/"), "/link.txt"), null);
+    assert.equal(serveStatic(index, new Request("http://x/"), "/up/secret.txt"), null);
+    assert.ok(hasStaticFile(index, "/hello.txt"));
+    assert.ok(!hasStaticFile(index, "/../secret.txt"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("etagMatches: lists, wildcards and weak tags", () => {
+  assert.ok(etagMatches('"a", "b"', '"b"'));
+  assert.ok(etagMatches("*", '"b"'));
+  assert.ok(etagMatches('W/"b"', '"b"'));
+  assert.ok(!etagMatches('"a"', '"b"'));
+  assert.ok(!etagMatches(null, '"b"'));
+});
+
+Deno.test("contentTypeFor: by extension, octet-stream otherwise", () => {
+  assert.equal(contentTypeFor("a.css"), "text/css; charset=utf-8");
+  assert.equal(contentTypeFor("a.SVG"), "image/svg+xml");
+  assert.equal(contentTypeFor("a.woff2"), "font/woff2");
+  assert.equal(contentTypeFor("noext"), "application/octet-stream");
+});

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { ConfigError, DEFAULTS, loadConfig } from "../../../server/lifecycle/config.ts";
+
+Deno.test("loadConfig: defaults with an empty environment", () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8000);
+  assert.equal(config.host, "0.0.0.0");
+  assert.equal(config.sentryDsn, undefined);
+  assert.equal(config.sentryEnvironment, "production");
+  assert.equal(config.sentryRelease, undefined);
+  assert.equal(config.tracesSampleRate, DEFAULTS.tracesSampleRate);
+  assert.deepEqual(config.tunnelAllowedDsns, []);
+  assert.equal(config.tunnelMaxBodyBytes, 20 * 1024 * 1024);
+  assert.equal(config.tunnelTimeoutMs, 30_000);
+  assert.equal(config.tunnelRateLimit, 600);
+  assert.equal(config.trustProxy, false);
+  assert.equal(config.serveSourceMaps, false);
+});
+
+Deno.test("loadConfig: reads every variable", () => {
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SENTRY_DSN: "https://key1@o1.ingest.sentry.io/11",
+    SENTRY_ENVIRONMENT: "staging",
+    SENTRY_RELEASE: "v1.2.3",
+    SENTRY_TRACES_SAMPLE_RATE: "0.25",
+    TUNNEL_ALLOWED_DSNS: " http://key2@10.0.0.5:9000/sentry/22 , https://key3@example.com/33",
+    TUNNEL_MAX_BODY_BYTES: "1024",
+    TUNNEL_TIMEOUT_MS: "500",
+    TUNNEL_RATE_LIMIT: "0",
+    TRUST_PROXY: "true",
+    SERVE_SOURCE_MAPS: "1",
+  });
+  assert.equal(config.port, 0);
+  assert.equal(config.host, "127.0.0.1");
+  assert.equal(config.sentryDsn, "https://key1@o1.ingest.sentry.io/11");
+  assert.equal(config.sentryEnvironment, "staging");
+  assert.equal(config.sentryRelease, "v1.2.3");
+  assert.equal(config.tracesSampleRate, 0.25);
+  assert.deepEqual(config.tunnelAllowedDsns.map((d) => d.projectId), ["11", "22", "33"]);
+  assert.equal(config.tunnelAllowedDsns[1].path, "/sentry");
+  assert.equal(config.tunnelMaxBodyBytes, 1024);
+  assert.equal(config.tunnelTimeoutMs, 500);
+  assert.equal(config.tunnelRateLimit, 0);
+  assert.equal(config.trustProxy, true);
+  assert.equal(config.serveSourceMaps, true);
+});
+
+Deno.test("loadConfig: empty values count as unset", () => {
+  const config = loadConfig({ PORT: "", SENTRY_DSN: "  ", TUNNEL_ALLOWED_DSNS: ", ," });
+  assert.equal(config.port, 8000);
+  assert.equal(config.sentryDsn, undefined);
+  assert.deepEqual(config.tunnelAllowedDsns, []);
+});
+
+for (
+  const [env, pattern] of [
+    [{ PORT: "abc" }, /^PORT: expected an integer from 0 to 65535, got "abc"$/],
+    [{ PORT: "65536" }, /^PORT: expected an integer/],
+    [{ PORT: "-1" }, /^PORT: expected an integer/],
+    [{ PORT: "80.5" }, /^PORT: expected an integer/],
+    [{ SENTRY_DSN: "not a dsn" }, /^SENTRY_DSN: expected a Sentry DSN/],
+    [{ SENTRY_DSN: "https://o1.ingest.sentry.io/1" }, /^SENTRY_DSN: expected a Sentry DSN/],
+    [{ TUNNEL_ALLOWED_DSNS: "https://k@h/1,ftp://k@h/2" }, /^TUNNEL_ALLOWED_DSNS: expected/],
+    [{ SENTRY_TRACES_SAMPLE_RATE: "1.5" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
+    [{ SENTRY_TRACES_SAMPLE_RATE: "half" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
+    [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],
+    [{ TUNNEL_TIMEOUT_MS: "1e3" }, /^TUNNEL_TIMEOUT_MS: expected an integer/],
+    [{ TUNNEL_RATE_LIMIT: "-1" }, /^TUNNEL_RATE_LIMIT: expected an integer from 0/],
+    [{ TRUST_PROXY: "maybe" }, /^TRUST_PROXY: expected true or false, got "maybe"$/],
+    [{ SERVE_SOURCE_MAPS: "2" }, /^SERVE_SOURCE_MAPS: expected true or false/],
+  ] as const
+) {
+  Deno.test(`loadConfig: rejects ${JSON.stringify(env)}`, () => {
+    assert.throws(() => loadConfig(env), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, pattern);
+      assert.ok(!error.message.includes("\n"), "the reason is one line");
+      return true;
+    });
+  });
+}
+
+Deno.test("loadConfig: a long bad value is shortened in the message", () => {
+  assert.throws(
+    () => loadConfig({ PORT: "9".repeat(500) }),
+    (error: Error) => error.message.length < 200,
+  );
+});

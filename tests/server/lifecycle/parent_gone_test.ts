@@ -1,0 +1,136 @@
+/**
+ * The server never outlives what started it: the launcher killed outright (the server's stdin
+ * closes), the launcher's parent killed, and the npx case, where a `sh -c "deno task start"`
+ * above `deno task` dies and nobody is told.
+ */
+import assert from "node:assert/strict";
+import { parseProcessTable, taskAncestors } from "../../../server/lifecycle/parent_gone.ts";
+import {
+  collectOutput,
+  inheritedEnv,
+  startServer,
+  startTaskArgs,
+  startTaskEnv,
+} from "../../support/server.ts";
+
+Deno.test("taskAncestors: the parent, then the task wrappers above it, never the shell or init", () => {
+  const npx = parseProcessTable([
+    "  1     0 /sbin/init",
+    " 90     1 -bash",
+    "100    90 npm exec deno@2.9.6 task start",
+    "101   100 sh -c 'deno' task start",
+    "102   101 deno task start",
+    "103   102 /usr/bin/deno run --allow-env=NODE_ENV --allow-run server/tasks/start.ts",
+  ].join("\n"));
+  assert.deepEqual(taskAncestors(npx, 102), [102, 101, 100]);
+
+  // `nohup deno task start &` typed in a shell: the shell may log out, the task lives on.
+  const nohup = parseProcessTable(" 90 1 -bash\n102 90 deno task start\n");
+  assert.deepEqual(taskAncestors(nohup, 102), [102]);
+  // Run directly, or under a supervisor: only the parent.
+  assert.deepEqual(taskAncestors(parseProcessTable(" 90 1 -bash\n"), 90), [90]);
+  assert.deepEqual(taskAncestors(parseProcessTable(""), 55), [55], "ps missing: the parent");
+  // npx as the container's first process: pid 1's end kills the container anyway.
+  const docker = parseProcessTable("1 0 npm exec deno task start\n7 1 deno task start\n");
+  assert.deepEqual(taskAncestors(docker, 7), [7]);
+  assert.deepEqual(taskAncestors(docker, 1), []);
+});
+
+interface Proc {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly state: string;
+}
+
+async function processes(): Promise<Proc[]> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,stat="] }).output();
+  return new TextDecoder().decode(stdout).trim().split("\n").map((line) => {
+    const [pid, ppid, state] = line.trim().split(/\s+/);
+    return { pid: Number(pid), ppid: Number(ppid), state };
+  });
+}
+
+/** The one child of `pid` (the launcher's server). */
+async function onlyChild(pid: number): Promise<number> {
+  const children = (await processes()).filter((p) => p.ppid === pid && !p.state.startsWith("Z"));
+  assert.equal(children.length, 1, JSON.stringify(children));
+  return children[0].pid;
+}
+
+/** Resolves once `pid` has exited (gone, or a zombie nobody reaped yet); throws after 15 s. */
+async function exited(pid: number): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const found = (await processes()).find((p) => p.pid === pid);
+    if (found === undefined || found.state.startsWith("Z")) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`process ${pid} is still running`);
+}
+
+Deno.test("the launcher killed outright: the server sees its stdin close and stops gracefully", async () => {
+  const server = await startServer();
+  const serverPid = await onlyChild(server.process.pid);
+  const status = await server.stop("SIGKILL");
+  assert.equal(status.signal, "SIGKILL");
+  await exited(serverPid);
+  assert.match(server.output(), /server: stopping \(0 requests in flight\)/);
+});
+
+/** Start `script` (a shell command line) with the start task's environment; resolve its URL. */
+async function startUnderShell(script: string) {
+  const child = new Deno.Command("sh", {
+    args: ["-c", script],
+    env: { ...inheritedEnv(), ...startTaskEnv(), PORT: "0", HOST: "127.0.0.1", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let found = () => {};
+  const { text, done } = collectOutput(child, () => found());
+  const listening = new Promise<void>((resolve) =>
+    found = () => {
+      if (/Listening on http:\/\/127\.0\.0\.1:\d+\//.test(text())) resolve();
+    }
+  );
+  await Promise.race([
+    listening,
+    child.status.then(() => {
+      throw new Error(`exited early:\n${text()}`);
+    }),
+  ]);
+  return { child, text, done };
+}
+
+for (
+  const [name, script] of [
+    // The launcher's own parent dies.
+    ["the launcher's parent", `"${Deno.execPath()}" ${startTaskArgs().join(" ")}; true`],
+    // As under npx: the `sh -c` above `deno task` dies; `deno task` is left running, untold.
+    ["the sh -c above deno task (the npx case)", `"${Deno.execPath()}" task start; true`],
+  ] as const
+) {
+  Deno.test(`${name} killed: no server is left behind`, async () => {
+    const { child, text, done } = await startUnderShell(script);
+    const all = await processes();
+    const below = (pid: number): number[] =>
+      all.filter((p) => p.ppid === pid).flatMap((p) => [p.pid, ...below(p.pid)]);
+    const left = below(child.pid);
+    assert.ok(left.length >= 2, "the launcher and the server");
+    child.kill("SIGKILL");
+    await child.status;
+    try {
+      for (const pid of left) await exited(pid);
+    } finally {
+      // A failing run must not leave its processes behind either.
+      for (const pid of left) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* gone, as it should be */ }
+      }
+    }
+    await done;
+    assert.match(text(), /the command that started the server has ended/);
+    assert.match(text(), /server: stopping/);
+  });
+}

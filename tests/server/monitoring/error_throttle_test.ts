@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import {
+  errorKey,
+  ErrorThrottle,
+  formatSuppressed,
+  OVERFLOW_KEY,
+} from "../../../server/monitoring/error_throttle.ts";
+
+const MINUTE = 60_000;
+
+function admitted(throttle: ErrorThrottle, key: string, times: number[]): number {
+  return times.filter((t) => throttle.admit(key, t)).length;
+}
+
+Deno.test("ErrorThrottle: at most 10 per minute per key, in any minute", () => {
+  const throttle = new ErrorThrottle({}, 0);
+  // One error every 100 ms for five minutes: 3000 errors.
+  const times = Array.from({ length: 3000 }, (_, i) => i * 100);
+  const sent: number[] = times.filter((t) => throttle.admit("A", t));
+  assert.equal(sent.length, 50, "10 in each of five minutes");
+  for (let i = 10; i < sent.length; i++) {
+    assert.ok(sent[i] - sent[i - 10] >= MINUTE, "never 11 within a sliding minute");
+  }
+  assert.deepEqual(throttle.report(5 * MINUTE), [{ key: "A", count: 2950 }]);
+});
+
+Deno.test("ErrorThrottle: keys are limited separately", () => {
+  const throttle = new ErrorThrottle({}, 0);
+  const times = Array.from({ length: 100 }, () => 0);
+  assert.equal(admitted(throttle, "A", times), 10);
+  assert.equal(admitted(throttle, "B", times), 10);
+  assert.equal(admitted(throttle, "A", [MINUTE - 1]), 0);
+  assert.equal(admitted(throttle, "A", [MINUTE]), 1);
+});
+
+Deno.test("ErrorThrottle: reports once per window, then forgets quiet keys", () => {
+  const throttle = new ErrorThrottle({ perKey: 1 }, 0);
+  assert.equal(admitted(throttle, "A", [0, 1, 2]), 1);
+  assert.equal(throttle.report(MINUTE - 1), undefined, "not before a window has passed");
+  assert.deepEqual(throttle.report(MINUTE), [{ key: "A", count: 2 }]);
+  assert.deepEqual(throttle.report(2 * MINUTE), [], "counts are reset by a report");
+  assert.equal(throttle.size, 0, "a key with nothing in the window is forgotten");
+  assert.equal(admitted(throttle, "B", [2 * MINUTE + 1, 2 * MINUTE + 2]), 1);
+  assert.deepEqual(throttle.report(2 * MINUTE + 3, true), [{ key: "B", count: 1 }], "forced");
+});
+
+Deno.test("ErrorThrottle: a storm of distinct errors keeps the table and the events bounded", () => {
+  const throttle = new ErrorThrottle({ maxKeys: 50 }, 0);
+  let sent = 0;
+  for (let i = 0; i < 100_000; i++) if (throttle.admit(`Error: id ${i}`, i / 1000)) sent++;
+  assert.ok(throttle.size <= 51, `table holds ${throttle.size}`);
+  assert.equal(sent, 50 + 10, "one each for the 50 tracked keys, then 10 for all the others");
+  const report = throttle.report(MINUTE, true) ?? [];
+  assert.deepEqual(report, [{ key: OVERFLOW_KEY, count: 100_000 - 60 }]);
+});
+
+Deno.test("ErrorThrottle: quiet keys make room for new ones", () => {
+  const throttle = new ErrorThrottle({ maxKeys: 2 }, 0);
+  throttle.admit("A", 0);
+  throttle.admit("B", 0);
+  throttle.admit("C", 1);
+  assert.equal(throttle.report(1, true)?.length, 0);
+  assert.equal(throttle.size, 3, "A, B and the shared overflow key");
+  assert.equal(throttle.admit("D", MINUTE + 1), true);
+  assert.equal(throttle.size, 1, "the quiet keys were dropped for D");
+});
+
+Deno.test("errorKey: type, message and top frame, bounded", () => {
+  const a = new TypeError("x is undefined");
+  const key = errorKey(a);
+  assert.match(key, /^TypeError: x is undefined @ at .*error_throttle_test\.ts\)?$/);
+  assert.ok(!key.includes("\n"));
+  const throwAt = (message: string) => new Error(message);
+  assert.equal(errorKey(throwAt("same")), errorKey(throwAt("same")), "same place, same key");
+  assert.notEqual(errorKey(new Error("same")), errorKey(throwAt("same")), "other function");
+  const twoLines = (second: boolean) => second ? new Error("same") : new Error("same");
+  assert.equal(errorKey(twoLines(false)), errorKey(twoLines(true)), "one function, one key");
+  assert.ok(errorKey(new Error("m".repeat(1_000_000))).length < 600);
+  assert.equal(errorKey("a string"), "thrown string");
+  assert.equal(errorKey(undefined), "thrown undefined");
+  const hostile = new Error("x");
+  Object.defineProperty(hostile, "message", {
+    get() {
+      throw new Error("no message for you");
+    },
+  });
+  assert.equal(errorKey(hostile), "unreadable error");
+});
+
+Deno.test("formatSuppressed: one line, the worst first, nothing when nothing was held back", () => {
+  assert.equal(formatSuppressed([]), undefined);
+  const line = formatSuppressed([
+    { key: "A", count: 1 },
+    { key: "B", count: 90 },
+    { key: "C", count: 5 },
+    { key: "D", count: 2 },
+  ]);
+  assert.equal(
+    line,
+    'monitoring: 98 error events suppressed by the rate limit: 90 of "B", 5 of "C", 2 of "D", and 1 more',
+  );
+});

@@ -1,0 +1,272 @@
+/**
+ * Server-side monitoring over real HTTP: the app with SENTRY_DSN pointing at a fake ingest.
+ */
+import assert from "node:assert/strict";
+import type { Event } from "@sentry/core";
+import { createApp } from "../../../server/http/app.ts";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
+import { readManifest } from "../../../server/build/manifest.ts";
+import { startMonitoring } from "../../../server/monitoring/sentry.ts";
+import { indexStaticFiles } from "../../../server/http/static_files.ts";
+import { startFakeIngest } from "../../support/fake_ingest.ts";
+import { startServer } from "../../support/server.ts";
+
+const manifest = await readManifest();
+
+async function itemsOf(
+  ingest: ReturnType<typeof startFakeIngest>,
+  type: "transaction" | "event",
+): Promise<Event[]> {
+  const found: Event[] = [];
+  for (const [, items] of await ingest.envelopes()) {
+    for (const [header, payload] of items) {
+      if (header.type === type) found.push(payload as Event);
+    }
+  }
+  return found;
+}
+
+function transactions(ingest: ReturnType<typeof startFakeIngest>): Promise<Event[]> {
+  return itemsOf(ingest, "transaction");
+}
+
+const GENERIC_500 = /<h1>Something went wrong<\/h1>/;
+
+Deno.test("request spans: pages are traced; the tunnel and static files are not", async () => {
+  await using ingest = startFakeIngest();
+  const dsn = ingest.dsn("key", "7");
+  const server = await startServer({ SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1" });
+  try {
+    const tunnelled = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{"message":"from browser"}`;
+    const post = await fetch(new URL("/monitoring", server.url), {
+      method: "POST",
+      body: tunnelled,
+    });
+    assert.equal(post.status, 200);
+    await post.body?.cancel();
+    for (const path of [manifest.script, "/robots.txt", "/"]) {
+      const res = await fetch(new URL(path, server.url));
+      await res.body?.cancel();
+    }
+    // Stop: shutdown flushes the SDK, so everything it will ever send has arrived after this.
+    const status = await server.stop("SIGTERM");
+    assert.equal(status.code, 0);
+    const names = (await transactions(ingest)).map((t) => t.transaction);
+    assert.deepEqual(names, ["GET /"]);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest is slow", async () => {
+  await using ingest = startFakeIngest({ delayMs: 300 });
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    DEBUG_ERROR_ROUTE: "true",
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+  });
+  try {
+    const res = await fetch(new URL("/debug/error", server.url));
+    assert.equal(res.status, 500);
+    const body = await res.text();
+    assert.ok(!body.includes("Debug error") && !body.includes(".ts:"), "no details leak");
+    // Signal at once, while the slow ingest still holds the SDK's request: shutdown waits for
+    // the flush (bounded by FLUSH_TIMEOUT_MS) and then exits cleanly.
+    const status = await server.stop("SIGINT");
+    assert.equal(status.code, 0);
+    const events = await itemsOf(ingest, "event");
+    assert.equal(events.length, 1);
+    const exception = events[0].exception?.values?.[0];
+    assert.match(exception?.value ?? "", /Debug error from GET \/debug\/error/);
+    // A fault in the server's own code: unhandled, whatever the app did to answer.
+    assert.deepEqual(exception?.mechanism, { type: "auto.http.deno", handled: false });
+    // Frames are relative to the app's root, so the issue groups alike on every host.
+    const files = (exception?.stacktrace?.frames ?? []).map((f) => f.filename ?? "");
+    assert.ok(files.includes("app:///server/http/app.ts"), JSON.stringify(files));
+    const root = new URL("../../../", import.meta.url).pathname;
+    // (Console breadcrumbs may quote a stack as logged; grouping reads only the frames.)
+    const frames = JSON.stringify(exception?.stacktrace);
+    assert.ok(!frames.includes(root), frames);
+    // The error carries a trace (the request's), so it links to the browser's page load.
+    assert.match(events[0].contexts?.trace?.trace_id ?? "", /^[0-9a-f]{32}$/);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("unsampled requests still hand the browser a trace to continue, and send nothing", async () => {
+  await using ingest = startFakeIngest();
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+    SENTRY_RELEASE: "r1",
+  });
+  try {
+    const html = await (await fetch(server.url)).text();
+    const trace = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-0">/.exec(html);
+    assert.ok(trace, "a sentry-trace meta tag marked not sampled");
+    const baggage = /<meta name="baggage" content="([^"]+)">/.exec(html)?.[1] ?? "";
+    for (
+      const part of [
+        `sentry-trace_id=${trace[1]}`,
+        "sentry-sampled=false",
+        "sentry-sample_rate=0",
+        "sentry-release=r1",
+        "sentry-public_key=key",
+      ]
+    ) assert.ok(baggage.includes(part), `${part} in ${baggage}`);
+
+    // A request that arrives inside a sampled trace is traced while the budget lasts (10/s).
+    const parent = "0123456789abcdef0123456789abcdef-0123456789abcdef-1";
+    const continued = await fetch(server.url, { headers: { "sentry-trace": parent } });
+    assert.match(
+      await continued.text(),
+      /content="0123456789abcdef0123456789abcdef-[0-9a-f]{16}-1"/,
+    );
+    assert.equal((await server.stop("SIGTERM")).code, 0);
+    const traced = await transactions(ingest);
+    assert.deepEqual(
+      traced.map((t) => t.contexts?.trace?.trace_id),
+      ["0123456789abcdef0123456789abcdef"],
+    );
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("an error storm: every request answers 500, at most 10 events per error go out, the rest are counted", async () => {
+  await using ingest = startFakeIngest();
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    DEBUG_ERROR_ROUTE: "true",
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+  });
+  try {
+    const url = new URL("/debug/error", server.url);
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, async () => {
+        const res = await fetch(url);
+        return { status: res.status, body: await res.text() };
+      }));
+      for (const { status, body } of answers) {
+        assert.equal(status, 500);
+        assert.match(body, GENERIC_500);
+      }
+    }
+    assert.equal((await server.stop("SIGTERM")).code, 0);
+    // The debug route alternates two throws in one function (see throwDebugError) to get past
+    // Sentry's dedupe; they are one error to the limit, as they are one issue to Sentry.
+    const events = await itemsOf(ingest, "event");
+    assert.equal(events.length, 10);
+    // Shutdown logs what the limit held back (otherwise once a minute), so it is not silent.
+    const suppressed = /monitoring: (\d+) error events suppressed/.exec(server.output());
+    assert.ok(suppressed, server.output().slice(-2000));
+    assert.equal(Number(suppressed[1]), 90);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("malformed sentry-trace and baggage headers never fail a request or send anything", async () => {
+  await using ingest = startFakeIngest();
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+  });
+  try {
+    const trace = "0123456789abcdef0123456789abcdef";
+    const hostile: Record<string, string>[] = [
+      { "sentry-trace": "" },
+      { "sentry-trace": "-" },
+      { "sentry-trace": "garbage-garbage-1" },
+      { "sentry-trace": `${trace}-0123456789abcdef-7` },
+      { "sentry-trace": `${trace.toUpperCase()}-0123456789ABCDEF-1` },
+      { "sentry-trace": `${"0".repeat(32)}-0123456789abcdef-1` },
+      { "sentry-trace": "a".repeat(6000) + "-0123456789abcdef-1" },
+      { "sentry-trace": `${trace} -0123456789abcdef-1` },
+      { "sentry-trace": `${trace}-0123456789abcdef-1`.repeat(100) },
+      { "sentry-trace": "__proto__", baggage: "__proto__=1,constructor=2" },
+      { "sentry-trace": "%E0%A4%A-%", baggage: "sentry-release=%E0%A4%A,sentry-sample_rand=x" },
+      { baggage: "sentry-sampled=true,sentry-sample_rand=0,=,,%%%" },
+    ];
+    for (const headers of hostile) {
+      const res = await fetch(server.url, { headers });
+      const html = await res.text();
+      assert.equal(res.status, 200, JSON.stringify(headers).slice(0, 80));
+      assert.match(html, /<meta name="sentry-trace" content="[0-9a-f]{32}-[0-9a-f]{16}-0">/);
+    }
+    assert.equal((await server.stop("SIGTERM")).code, 0);
+    assert.equal(ingest.requests.length, 0, "no event, no transaction");
+    assert.ok(!/request failed/.test(server.output()), server.output().slice(-2000));
+  } finally {
+    await server.stop();
+  }
+});
+
+// In-process, so the test can give the budget a size: 2 honoured traces and no refill, which
+// holds however slowly the machine runs. Last in this file: Sentry.init changes the process.
+Deno.test("incoming sampled traces beyond the budget follow the server's rate, and the page agrees", async () => {
+  await using ingest = startFakeIngest();
+  const config = loadConfig({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+    HOST: "127.0.0.1",
+    PORT: "0",
+  });
+  const monitoring = startMonitoring(config, "r1", {
+    traceBudget: { perSecond: 0, burst: 2 },
+  });
+  const app = createApp({
+    config,
+    manifest,
+    staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
+    release: "r1",
+    monitoring,
+    logLine: () => {},
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
+  try {
+    const incoming = Array.from(
+      { length: 20 },
+      (_, i) => `${i.toString(16).padStart(2, "0")}${"a".repeat(30)}`,
+    );
+    const pages: string[] = [];
+    for (const traceId of incoming) {
+      const res = await fetch(`http://127.0.0.1:${server.addr.port}/`, {
+        headers: { "sentry-trace": `${traceId}-0123456789abcdef-1` },
+      });
+      assert.equal(res.status, 200);
+      pages.push(await res.text());
+    }
+    assert.equal(await monitoring.flush(5_000), true);
+    const traced = await transactions(ingest);
+    assert.equal(traced.length, 2, "only the budget's two are traced at rate 0");
+    assert.deepEqual(traced.map((t) => t.contexts?.trace?.trace_id).sort(), incoming.slice(0, 2));
+    for (const t of traced) {
+      const trace = t.contexts?.trace;
+      assert.equal(trace?.parent_span_id, "0123456789abcdef");
+      assert.equal(t.transaction, "GET /");
+      assert.equal(trace?.op, "http.server");
+      assert.equal(trace?.status, "ok");
+      assert.equal(t.sdk?.name, "sentry.javascript.deno");
+      assert.equal(t.release, "r1");
+      assert.ok((t.timestamp ?? 0) >= (t.start_timestamp ?? Infinity), "ends after it starts");
+      // The page handed the browser this very span as the parent of its page load.
+      const page = pages[incoming.indexOf(trace?.trace_id ?? "")];
+      assert.ok(page.includes(`content="${trace?.trace_id}-${trace?.span_id}-1"`));
+    }
+    // Every page continues the incoming trace; its flag is the server's decision.
+    const flags = pages.map((html, i) => {
+      const meta = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-([01])">/
+        .exec(html);
+      assert.equal(meta?.[1], incoming[i]);
+      const sampled = /sentry-sampled=(true|false)/.exec(html)?.[1];
+      assert.equal(sampled, meta?.[2] === "1" ? "true" : "false", "baggage agrees");
+      return meta?.[2];
+    });
+    assert.deepEqual(flags, ["1", "1", ...Array(18).fill("0")]);
+  } finally {
+    await server.shutdown();
+    await monitoring.flush(1_000);
+  }
+});

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { traceMetaTagWriter } from "../../../server/monitoring/trace_meta.ts";
+
+Deno.test("traceMetaTagWriter: sentry-trace and baggage agree on the trace and the decision", () => {
+  const write = traceMetaTagWriter({
+    environment: "prod uction",
+    release: 'r"1<',
+    public_key: "key",
+    sample_rate: "0.1",
+  });
+  const base = { traceId: "0123456789abcdef0123456789abcdef", spanId: "89abcdef01234567" };
+  const sampled = write({ ...base, sampled: true, sampleRand: 0.01 });
+  assert.equal(
+    sampled,
+    '<meta name="sentry-trace" content="0123456789abcdef0123456789abcdef-89abcdef01234567-1">' +
+      '<meta name="baggage" content="sentry-environment=prod%20uction,sentry-release=r%221%3C,' +
+      "sentry-public_key=key,sentry-trace_id=0123456789abcdef0123456789abcdef," +
+      'sentry-sampled=true,sentry-sample_rand=0.010000,sentry-sample_rate=0.1">',
+  );
+  const unsampled = write({ ...base, sampled: false, sampleRand: 0.5 });
+  assert.match(unsampled, /-89abcdef01234567-0">/);
+  assert.match(unsampled, /sentry-sampled=false,sentry-sample_rand=0\.500000,/);
+});

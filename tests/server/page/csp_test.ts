@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { contentSecurityPolicy, createNonce } from "../../../server/page/csp.ts";
+
+Deno.test("contentSecurityPolicy: nonce-only scripts and the required directives", () => {
+  const policy = contentSecurityPolicy("abc123");
+  const directives = new Map(
+    policy.split("; ").map((d) => [d.split(" ")[0], d.slice(d.indexOf(" ") + 1)]),
+  );
+  assert.equal(directives.get("script-src"), "'nonce-abc123' 'strict-dynamic'");
+  assert.equal(directives.get("object-src"), "'none'");
+  assert.equal(directives.get("base-uri"), "'none'");
+  assert.equal(directives.get("frame-ancestors"), "'none'");
+  assert.equal(directives.get("form-action"), "'self'");
+  assert.equal(directives.get("connect-src"), "'self'");
+  assert.ok(!policy.includes("unsafe-inline") && !policy.includes("unsafe-eval"));
+  assert.ok(!directives.has("report-uri"));
+});
+
+Deno.test("contentSecurityPolicy: report-uri when given", () => {
+  const policy = contentSecurityPolicy("n", "https://sentry.example/api/1/security/?sentry_key=k");
+  assert.ok(policy.endsWith("; report-uri https://sentry.example/api/1/security/?sentry_key=k"));
+});
+
+Deno.test("createNonce: 128 random bits, base64, different every time", () => {
+  const nonces = new Set(Array.from({ length: 1000 }, createNonce));
+  assert.equal(nonces.size, 1000);
+  for (const nonce of nonces) {
+    assert.match(nonce, /^[A-Za-z0-9+/]{22}==$/);
+    assert.equal(atob(nonce).length, 16);
+  }
+});

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import {
+  createDocumentRenderer,
+  escapeHtml,
+  serializeJson,
+} from "../../../server/page/document.ts";
+
+const manifest = {
+  buildId: "b",
+  inputHash: "h",
+  script: "/build/main-A.js",
+  preload: ["/build/chunks/c-B.js"],
+  styles: ["/build/main-C.css"],
+};
+
+Deno.test("createDocumentRenderer: splices the nonce into every script and preload", () => {
+  const render = createDocumentRenderer(manifest, {
+    title: "T",
+    appHtml: "<p>page</p>",
+    clientConfig: { a: 1 },
+  });
+  const html = render({ nonce: "N0NCE", headTags: "<meta name=x>" });
+  const scripts = html.match(/<script\b[^>]*>/g) ?? [];
+  const preloads = html.match(/<link rel="modulepreload"[^>]*>/g) ?? [];
+  assert.equal(scripts.length, 2);
+  assert.equal(preloads.length, 2);
+  for (const tag of [...scripts, ...preloads]) assert.match(tag, /nonce="N0NCE"/);
+  assert.ok(html.includes("<meta name=x>"));
+  assert.ok(html.includes('<link rel="stylesheet" href="/build/main-C.css">'));
+  assert.ok(html.includes('<script type="module" src="/build/main-A.js" nonce="N0NCE">'));
+  assert.ok(html.includes('{"a":1}</script>'));
+  assert.ok(html.includes('<div id="root"><p>page</p></div>'), "the page's HTML in #root");
+  assert.ok(!html.includes("\0"), "no placeholder survives");
+});
+
+Deno.test("createDocumentRenderer: each call gets its own parts", () => {
+  const render = createDocumentRenderer(manifest, {
+    title: "T",
+    appHtml: "<p>page</p>",
+    clientConfig: {},
+  });
+  const one = render({ nonce: "one", headTags: "" });
+  const two = render({ nonce: "two", headTags: "" });
+  assert.ok(one.includes('nonce="one"') && !one.includes('nonce="two"'));
+  assert.ok(two.includes('nonce="two"') && !two.includes('nonce="one"'));
+});
+
+Deno.test("createDocumentRenderer: the title is escaped", () => {
+  const render = createDocumentRenderer(manifest, { title: "<x>&", appHtml: "", clientConfig: {} });
+  assert.ok(render({ nonce: "n", headTags: "" }).includes("<title>&#60;x&#62;&#38;</title>"));
+});
+
+Deno.test("serializeJson: cannot close the script element or open a comment", () => {
+  const text = serializeJson({ s: "</script><!-- \u2028 & >" });
+  assert.ok(!text.includes("<") && !text.includes(">") && !text.includes("\u2028"));
+  assert.deepEqual(JSON.parse(text), { s: "</script><!-- \u2028 & >" });
+});
+
+Deno.test("escapeHtml: escapes the five special characters", () => {
+  assert.equal(
+    escapeHtml(`<a href="x">'&'</a>`),
+    "&#60;a href=&#34;x&#34;&#62;&#39;&#38;&#39;&#60;/a&#62;",
+  );
+});

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { fixtureApp } from "../../fixtures/app.ts";
+import { fixtureRoutes, renders } from "../../fixtures/routes.tsx";
+import { defineRoutes } from "../../../client/page_table.ts";
+import { HomePage } from "../../../client/pages/home.tsx";
+
+// Every name a plain object inherits, and paths a client can make up.
+const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
+const JUNK_PATHS = [
+  ...PROTOTYPE_NAMES.map((name) => `/${name}`),
+  "/about/",
+  "/About",
+  "/%61bout",
+  "/about%00",
+  "//about",
+  `/${"x".repeat(4000)}`,
+  "/%E2%80%AE",
+];
+
+Deno.test("a declared second page renders with 200 in the same shell, with its own title", async () => {
+  const { fetch } = await fixtureApp();
+  const res = await fetch("/about");
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
+  const html = await res.text();
+  assert.match(html, /<title>About<\/title>/);
+  assert.match(
+    html,
+    /<div id="root"><div class="shell" data-hydrated="false">.*<main class="shell-main"><h1>About this app<\/h1><\/main>/s,
+  );
+  const home = await (await fetch("/")).text();
+  assert.match(home, /<h1>It works<\/h1>/);
+  assert.doesNotMatch(home, /About this app/);
+});
+
+Deno.test("any other path gets the app's not-found page: 404, same shell, nonce CSP", async () => {
+  const { fetch } = await fixtureApp();
+  for (const path of ["/nothing-here", "/about/", "/a/b/c"]) {
+    const res = await fetch(path);
+    assert.equal(res.status, 404, path);
+    const html = await res.text();
+    assert.match(html, /<div class="shell" data-hydrated="false">.*<h1>Nothing here<\/h1>/s);
+    assert.match(html, /<title>Not found<\/title>/);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+    assert.ok(nonce && html.includes(`nonce="${nonce}"`), "the page's scripts carry the nonce");
+    assert.equal(res.headers.get("x-content-type-options"), "nosniff");
+    assert.doesNotMatch(html, /sentry-trace/, "an untraced answer carries no trace");
+  }
+});
+
+Deno.test("each page is rendered once: requests and junk paths only splice the template", async () => {
+  const before = { ...renders };
+  const { fetch } = await fixtureApp();
+  assert.deepEqual(renders, { about: before.about + 1, notFound: before.notFound + 1 });
+  const nonces = new Set<string>();
+  for (let i = 0; i < 50; i++) {
+    const res = await fetch("/about");
+    nonces.add(/nonce="([^"]+)"/.exec(await res.text())?.[1] ?? "");
+  }
+  for (let i = 0; i < 200; i++) await (await fetch(`/junk-${i}`)).body?.cancel();
+  for (const path of JUNK_PATHS) await (await fetch(path)).body?.cancel();
+  assert.deepEqual(renders, { about: before.about + 1, notFound: before.notFound + 1 });
+  assert.equal(nonces.size, 50, "every request still gets its own nonce");
+});
+
+Deno.test("hostile paths: 404 (or the page), never a 5xx, never traced, never reported", async () => {
+  const { fetch, traced, errors } = await fixtureApp();
+  for (const path of JUNK_PATHS) {
+    for (const method of ["GET", "HEAD", "POST"]) {
+      const res = await fetch(path, { method });
+      await res.body?.cancel();
+      assert.equal(res.status, 404, `${method} ${path}`);
+    }
+  }
+  assert.deepEqual(traced, []);
+  assert.deepEqual(errors, []);
+});
+
+Deno.test("pages are traced and get the trace tags; HEAD has no body; POST is a 405", async () => {
+  const { fetch, traced } = await fixtureApp();
+  const get = await fetch("/about");
+  assert.match(await get.text(), /<meta name="sentry-trace" content="fixture">/);
+  const head = await fetch("/about", { method: "HEAD" });
+  assert.equal(head.status, 200);
+  assert.equal(await head.text(), "");
+  assert.equal(head.headers.get("content-length"), get.headers.get("content-length"));
+  const post = await fetch("/about", { method: "POST" });
+  await post.body?.cancel();
+  assert.equal(post.status, 405);
+  assert.equal(post.headers.get("allow"), "GET, HEAD");
+  assert.deepEqual(traced, ["/about", "/about"]);
+});
+
+Deno.test("a page whose path is a server route or under /api/ stops start-up", async () => {
+  for (const path of ["/healthz", "/monitoring", "/api/about"]) {
+    const routes = defineRoutes({
+      pages: [{ path, title: "x", Page: HomePage }],
+      notFound: fixtureRoutes.notFound,
+    });
+    await assert.rejects(() => fixtureApp({ routes }), Error, path);
+  }
+});

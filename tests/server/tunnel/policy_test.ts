@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import {
+  clientAddress,
+  contentLength,
+  decoderFormat,
+  precheck,
+  rateLimited,
+  relayFor,
+  stoppedRejection,
+} from "../../../server/tunnel/policy.ts";
+import { formatTunnelRecord } from "../../../server/tunnel/log.ts";
+
+Deno.test("decoderFormat: known encodings only, whatever the client's string", () => {
+  assert.equal(decoderFormat(null), null);
+  assert.equal(decoderFormat(" Identity "), null);
+  assert.equal(decoderFormat("X-GZIP"), "gzip");
+  assert.equal(decoderFormat("br"), "br");
+  for (const hostile of ["__proto__", "constructor", "toString", "gzip, br", "zstd"]) {
+    assert.equal(decoderFormat(hostile), "unsupported", hostile);
+  }
+});
+
+Deno.test("contentLength: plain decimal numbers only", () => {
+  const of = (value: string) => contentLength(new Headers({ "content-length": value }));
+  assert.equal(of("42"), 42);
+  assert.equal(of("1e3"), null);
+  assert.equal(of("9".repeat(400)), null);
+  assert.equal(contentLength(new Headers()), null);
+});
+
+Deno.test("precheck: 405, 503, 415, 413 in that order, else nothing", () => {
+  const limits = { enabled: true, maxBodyBytes: 100 };
+  assert.equal(precheck("GET", limits, null, null)?.status, 405);
+  assert.equal(precheck("POST", { ...limits, enabled: false }, null, null)?.status, 503);
+  assert.equal(precheck("POST", limits, 1, "unsupported")?.status, 415);
+  assert.equal(precheck("POST", limits, 101, "gzip")?.status, 413);
+  assert.equal(precheck("POST", limits, 100, "br"), undefined);
+});
+
+Deno.test("rateLimited: the SDK's header format, all categories", () => {
+  const rejection = rateLimited(17);
+  assert.equal(rejection.status, 429);
+  assert.deepEqual(rejection.headers, {
+    "retry-after": "17",
+    "x-sentry-rate-limits": "17::organization",
+  });
+});
+
+Deno.test("stoppedRejection: a stalled body is 408, a slow ingest 504", () => {
+  const limits = { maxBodyBytes: 10, timeoutMs: 5 };
+  assert.equal(stoppedRejection("timeout", false, limits).status, 408);
+  assert.equal(stoppedRejection("timeout", true, limits).status, 504);
+  assert.equal(stoppedRejection("too-large", false, limits).status, 413);
+  assert.equal(stoppedRejection("client", false, limits).status, 400);
+});
+
+Deno.test("relayFor: JSON bodies pass; HTML and anything else become a text reason", () => {
+  const html = relayFor(
+    503,
+    new Headers({
+      "content-type": "text/html",
+      "retry-after": "5",
+      "set-cookie": "a=b",
+      "x-sentry-rate-limits": "5::organization",
+    }),
+  );
+  assert.equal(html.passBody, false);
+  assert.equal(html.text, "ingest answered 503\n");
+  assert.deepEqual([...html.headers], [
+    ["content-type", "text/plain; charset=utf-8"],
+    ["retry-after", "5"],
+    ["x-sentry-rate-limits", "5::organization"],
+  ]);
+  const json = relayFor(200, new Headers({ "content-type": "application/json; charset=utf-8" }));
+  assert.equal(json.passBody, true);
+  assert.equal(json.headers.get("content-type"), "application/json");
+  assert.equal(relayFor(200, new Headers({ "content-type": "application/jsonp" })).passBody, false);
+  assert.equal(relayFor(200, new Headers()).passBody, false);
+});
+
+Deno.test("clientAddress: the socket, or X-Forwarded-For's first hop when trusted", () => {
+  const socket = { transport: "tcp", hostname: "10.0.0.1", port: 1 } as const;
+  const headers = new Headers({ "x-forwarded-for": "203.0.113.7, 10.0.0.1" });
+  assert.equal(clientAddress(headers, socket, false), "10.0.0.1");
+  assert.equal(clientAddress(headers, socket, true), "203.0.113.7");
+  const forged = new Headers({ "x-forwarded-for": "<script>" });
+  assert.equal(clientAddress(forged, socket, true), "10.0.0.1");
+});
+
+Deno.test("formatTunnelRecord: one JSON or text line; the reason cannot break the line", () => {
+  const record = { msg: "tunnel", reason: "bad\nline", status: 400, bytes: 9 } as const;
+  const time = "2026-01-01T00:00:00.000Z";
+  assert.deepEqual(JSON.parse(formatTunnelRecord(record, "r-1", "json", time)), {
+    time,
+    ...record,
+    requestId: "r-1",
+  });
+  const text = formatTunnelRecord(record, undefined, "text", time);
+  assert.equal(text, `${time} tunnel 400 9B - "bad\\nline"`);
+});
