@@ -181,10 +181,11 @@ async function runDev(): Promise<void> {
     for (const file of await serverModuleFiles(root)) serverFiles.add(file);
   };
 
-  await builder.build();
-  await restart();
-  if (!supervisor.started) console.error("dev: the server starts after the first good build");
+  // Watching starts first, so a save made while the first server starts is not missed; its
+  // rebuild waits for the first one.
+  let firstStart: Promise<void> | undefined;
   const stopWatching = watchPaths(WATCHED, async (changed) => {
+    await firstStart;
     if ([...changed].some((path) => path.startsWith("client/"))) await builder.build();
     if (!supervisor.started || needsRestart(changed, serverFiles)) await restart();
   });
@@ -192,6 +193,9 @@ async function runDev(): Promise<void> {
     "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +
       "(main.ts, server/, client/App.tsx and its imports: restart)",
   );
+  firstStart = builder.build().then(restart);
+  await firstStart;
+  if (!supervisor.started) console.error("dev: the server starts after the first good build");
 
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
