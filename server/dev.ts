@@ -186,8 +186,17 @@ async function runDev(): Promise<void> {
   let firstStart: Promise<void> | undefined;
   const stopWatching = watchPaths(WATCHED, async (changed) => {
     await firstStart;
-    if ([...changed].some((path) => path.startsWith("client/"))) await builder.build();
-    if (!supervisor.started || needsRestart(changed, serverFiles)) await restart();
+    const client = [...changed].some((path) => path.startsWith("client/"));
+    if (supervisor.started && !needsRestart(changed, serverFiles)) {
+      if (client) await builder.build();
+      return;
+    }
+    // Stopped before the build: a good build would make the old server tell pages to reload
+    // just as it goes away, and a page reloaded then gets the browser's own error page, which
+    // never reloads. Pages reconnect to whatever answers next (server or error page) instead.
+    await supervisor.stop();
+    if (client) await builder.build();
+    await restart();
   });
   console.log(
     "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +

@@ -37,7 +37,7 @@ export class DevSupervisor {
     this.#log = options.log ?? ((line) => console.error(line));
   }
 
-  /** Whether anything answers yet (false before the first start). */
+  /** Whether the server or its error page answers (not before the first start, nor after stop). */
   get started(): boolean {
     return this.#current !== undefined;
   }
