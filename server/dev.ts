@@ -183,9 +183,9 @@ async function runDev(): Promise<void> {
 
   // Watching starts first, so a save made while the first server starts is not missed; its
   // rebuild waits for the first one.
-  let firstStart: Promise<void> | undefined;
+  const firstStart = Promise.withResolvers<void>();
   const stopWatching = watchPaths(WATCHED, async (changed) => {
-    await firstStart;
+    await firstStart.promise;
     const client = [...changed].some((path) => path.startsWith("client/"));
     if (supervisor.started && !needsRestart(changed, serverFiles)) {
       if (client) await builder.build();
@@ -202,8 +202,12 @@ async function runDev(): Promise<void> {
     "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +
       "(main.ts, server/, client/App.tsx and its imports: restart)",
   );
-  firstStart = builder.build().then(restart);
-  await firstStart;
+  try {
+    await builder.build();
+    await restart();
+  } finally {
+    firstStart.resolve();
+  }
   if (!supervisor.started) console.error("dev: the server starts after the first good build");
 
   let stopping = false;
