@@ -1,22 +1,43 @@
 // Development only: `deno task dev` serves this file as it is at /_dev/client.js (it is never
 // bundled, so it keeps working while the app's build is broken). It reloads the page after a
-// rebuild or a server restart, and draws build errors over the page until they are fixed.
+// rebuild or a server restart, and draws build and server errors over the page until they are
+// fixed.
 
 const OVERLAY_ID = "dev-build-errors";
-const source = new EventSource("/_dev/reload");
+// EventSource alone retries at the server's pace forever, logging every refused connection
+// while the server restarts; reconnecting ourselves lets the wait grow instead.
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5_000;
+let retryMs = FIRST_RETRY_MS;
 let served;
 
-source.addEventListener("hello", (event) => {
-  const { session, buildId } = JSON.parse(event.data);
-  const current = `${session}/${buildId}`;
-  // A reconnect to a restarted server, or to a build made while we were away.
-  if (served !== undefined && served !== current) location.reload();
-  served = current;
-});
-source.addEventListener("reload", () => location.reload());
-source.addEventListener("build-error", (event) => showErrors(JSON.parse(event.data).errors));
+function connect() {
+  const source = new EventSource("/_dev/reload");
+  source.addEventListener("open", () => retryMs = FIRST_RETRY_MS);
+  source.addEventListener("hello", (event) => {
+    const { session, buildId } = JSON.parse(event.data);
+    const current = `${session}/${buildId}`;
+    // A reconnect to a restarted server (or its error page), or to a build made while away.
+    if (served !== undefined && served !== current) location.reload();
+    served = current;
+  });
+  source.addEventListener("reload", () => location.reload());
+  source.addEventListener("build-error", (event) => {
+    const { errors } = JSON.parse(event.data);
+    showErrors(`Build failed (${errors.length} error${errors.length === 1 ? "" : "s"})`, errors);
+  });
+  source.addEventListener("server-error", (event) => {
+    showErrors("The server failed to start", JSON.parse(event.data).errors);
+  });
+  source.addEventListener("error", () => {
+    source.close();
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(retryMs * 1.5, MAX_RETRY_MS);
+  });
+}
+connect();
 
-function showErrors(errors) {
+function showErrors(title, errors) {
   document.getElementById(OVERLAY_ID)?.remove();
   const overlay = element("div", {
     position: "fixed",
@@ -31,7 +52,7 @@ function showErrors(errors) {
   overlay.id = OVERLAY_ID;
   overlay.setAttribute("role", "alert");
   const heading = element("h2", { color: "#ff6b6b", margin: "0 0 1rem" });
-  heading.textContent = `Build failed (${errors.length} error${errors.length === 1 ? "" : "s"})`;
+  heading.textContent = title;
   overlay.append(heading);
   for (const error of errors) {
     const where = element("div", { color: "#8ecbff" });
@@ -41,7 +62,9 @@ function showErrors(errors) {
     text.textContent = error.text;
     const line = element("pre", { margin: "0 0 1.2rem", color: "#ccc", whiteSpace: "pre-wrap" });
     line.textContent = error.lineText ?? "";
-    overlay.append(where, text, line);
+    const stack = element("pre", { margin: "0 0 1.2rem", color: "#999", whiteSpace: "pre-wrap" });
+    stack.textContent = error.stack ?? "";
+    overlay.append(where, text, line, stack);
   }
   const hint = element("p", { color: "#aaa" });
   hint.textContent = "Fix the file and save: the page reloads by itself.";

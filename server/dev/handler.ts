@@ -9,6 +9,7 @@
  */
 import type { Handler } from "../http/app.ts";
 import { DEV_PATHS } from "../constants.ts";
+import { serveDevClient } from "./client_script.ts";
 import { createInboxPageHandler, type DevInbox } from "./inbox.ts";
 import { type BuildStatus, readBuildStatus, ReloadChannel, watchBuildStatus } from "./reload.ts";
 import { methodNotAllowed } from "../http/error_pages.ts";
@@ -63,14 +64,4 @@ export async function createDevHandler(options: DevOptions): Promise<Handler> {
     if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
     return route(req, info);
   };
-}
-
-// Read on every request: the file is not in the server's module graph, so editing it does not
-// restart the server.
-const DEV_CLIENT_FILE = new URL("../../client/dev_client.js", import.meta.url);
-
-async function serveDevClient(): Promise<Response> {
-  return new Response(await Deno.readTextFile(DEV_CLIENT_FILE), {
-    headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store" },
-  });
 }

@@ -7,7 +7,9 @@
  *   restarted server (or a newer build) reloads itself;
  * - `reload` after a good build, once the server serves the new files;
  * - `build-error` after a broken one, with each error's file, line and column, for the overlay
- *   that `client/dev_client.js` draws.
+ *   that `client/dev_client.js` draws;
+ * - `server-error` on connect, from the page the runner serves while the server cannot start
+ *   (server/dev/fallback_page.ts), with the error that stopped it.
  */
 
 /** Written by the dev runner, read by the server; a dot file, so it is never served. */
@@ -19,8 +21,10 @@ export interface BuildError {
   readonly file?: string;
   readonly line?: number;
   readonly column?: number;
-  /** The source line the error points into. */
+  /** The source line the error points into (a code frame for a server error). */
   readonly lineText?: string;
+  /** Where it was thrown from, one frame a line (server errors). */
+  readonly stack?: string;
 }
 
 /** The outcome of the latest client build; `seq` grows with every build. */
@@ -90,9 +94,12 @@ export class ReloadChannel {
   #buildId: string;
   #keepAlive: ReturnType<typeof setInterval> | undefined;
 
-  constructor(initial: { status: BuildStatus | null; buildId: string }) {
+  readonly #serverError: BuildError | undefined;
+
+  constructor(initial: { status: BuildStatus | null; buildId: string; serverError?: BuildError }) {
     this.#status = initial.status;
     this.#buildId = initial.buildId;
+    this.#serverError = initial.serverError;
   }
 
   /** `GET /_dev/reload`: a Server-Sent Events stream that stays open. */
@@ -110,6 +117,9 @@ export class ReloadChannel {
         );
         if (this.#status?.ok === false) {
           controller.enqueue(this.#event("build-error", { errors: this.#status.errors }));
+        }
+        if (this.#serverError !== undefined) {
+          controller.enqueue(this.#event("server-error", { errors: [this.#serverError] }));
         }
       },
       cancel: () => this.#remove(client),

@@ -1,41 +1,29 @@
 /**
  * `deno task dev`: the client rebuilt on every change, the server restarted on every server
- * change, and the open page reloaded after either.
+ * change, and the open page reloaded after either. It never dies of an error in the project.
  *
  * - client/ is watched here. Each change rebuilds with esbuild's incremental context
  *   (unminified, linked source maps), then writes the build status file that the server
  *   watches (server/dev/reload.ts): a good build is swapped in and the page reloads; a broken
  *   one is printed here and drawn over the page, and the next good one clears it.
- * - The server runs as a child, `deno run --watch main.ts` with `DEV_MODE=true`, so Deno restarts
- *   it when main.ts, server/ or client/App.tsx (which the server renders) change.
+ * - The server is a child process this runner owns (server/dev/supervisor.ts), restarted when
+ *   main.ts, server/ or a client file it imports (client/App.tsx) changes. When it cannot start
+ *   or stops on its own, the runner answers on its port with the error (file, line, message)
+ *   and keeps `/_dev/reload` up, until the next save starts it again.
  */
 import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs, OUT_DIR } from "./build.ts";
-import { CONFIG_VARIABLES, DEV_VARIABLES } from "../lifecycle/config.ts";
 import { type BuildError, type BuildStatus, writeBuildStatus } from "../dev/reload.ts";
+import { needsRestart, serverModuleFiles } from "../dev/server_graph.ts";
+import { DevSupervisor } from "../dev/supervisor.ts";
 import { MANIFEST_FILE } from "../build/manifest.ts";
 
-const CLIENT_DIR = "client";
+export { DEV_SERVER_ARGS } from "../dev/server_process.ts";
+
+// What the runner watches: the client (rebuilt), and the server's entry and modules (restarted).
+const WATCHED = ["client", "server", "main.ts"];
 // Editors save in bursts (write, rename, chmod): wait for the burst to end before building.
 const DEBOUNCE_MS = 40;
-// How long each step of stopping the server may take before the next, harder one.
-const STOP_TIMEOUT_MS = 3_000;
-
-/**
- * Flags of the dev server: those of `deno task start`, plus the dev switches, reading client/
- * (the dev client script) and server/ (boot.ts loads the dev modules from there at run time),
- * and watching for changes.
- */
-export const DEV_SERVER_ARGS: readonly string[] = [
-  "run",
-  "--watch",
-  "--no-clear-screen",
-  "--allow-net",
-  "--allow-read=static,client,server",
-  `--allow-env=NODE_ENV,${[...CONFIG_VARIABLES, ...DEV_VARIABLES].join(",")}`,
-  "main.ts",
-];
-
 /** Turn an esbuild message into what the status file and the overlay carry. */
 export function toBuildError(message: esbuild.Message): BuildError {
   const location = message.location;
@@ -116,29 +104,35 @@ async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
 }
 
 /**
- * Call `onChange` once per burst of changes under `dir`, never twice at the same time (a change
- * during a run schedules one more run). Returns a function that stops watching.
+ * Call `onChange` once per burst of changes under `paths`, with the changed files relative to
+ * the working directory, never twice at the same time (changes during a run are passed to one
+ * more run). Returns a function that stops watching.
  */
-export function watchDirectory(dir: string, onChange: () => Promise<void>): () => void {
-  const watcher = Deno.watchFs(dir, { recursive: true });
+export function watchPaths(
+  paths: readonly string[],
+  onChange: (changed: ReadonlySet<string>) => Promise<void>,
+): () => void {
+  const watcher = Deno.watchFs([...paths], { recursive: true });
+  const cwd = `${Deno.cwd()}/`;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
-  let again = false;
+  let pending = new Set<string>();
   const run = async () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    do {
-      again = false;
-      running = onChange();
+    if (running) return;
+    while (pending.size > 0) {
+      const changed = pending;
+      pending = new Set();
+      running = onChange(changed);
       await running.catch((error) => console.error("dev:", error));
-    } while (again);
+    }
     running = undefined;
   };
   (async () => {
     for await (const event of watcher) {
       if (event.kind === "access") continue;
+      for (const path of event.paths) {
+        pending.add(path.startsWith(cwd) ? path.slice(cwd.length) : path);
+      }
       clearTimeout(timer);
       timer = setTimeout(run, DEBOUNCE_MS);
     }
@@ -158,87 +152,63 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/**
- * The server under `deno run --watch`. Its output is relayed as it comes, and read for the
- * watcher's own lines: after a signal `--watch` lets the program shut down gracefully but then
- * keeps waiting for a change, so stopping takes a second signal once the program has finished.
- */
-class DevServer {
-  readonly #child: Deno.ChildProcess;
-  readonly #relayed: Promise<unknown>;
-  #programEnded = Promise.withResolvers<void>();
-
-  constructor() {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: [...DEV_SERVER_ARGS],
-      env: {
-        DEV_MODE: "true",
-        NODE_ENV: "development",
-        // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise
-        // (the inbox then refuses to start: see dev_boot.ts).
-        HOST: Deno.env.get("HOST") || "127.0.0.1",
-        // The bundle links its source maps; the browser's devtools fetch them.
-        SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
-      },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#relayed = Promise.all([
-      this.#relay(this.#child.stdout, Deno.stdout),
-      this.#relay(this.#child.stderr, Deno.stderr),
-    ]);
-  }
-
-  /** Let the program shut down (monitoring flushed), then end the watcher. */
-  async stop(): Promise<void> {
-    const exited = this.#child.status.then(() => true);
-    const within = (ms: number) =>
-      Promise.race([exited, new Promise<false>((r) => setTimeout(() => r(false), ms))]);
-    this.#signal("SIGINT");
-    await Promise.race([this.#programEnded.promise, within(STOP_TIMEOUT_MS)]);
-    this.#signal("SIGINT");
-    if (!await within(STOP_TIMEOUT_MS)) this.#signal("SIGKILL");
-    await this.#child.status;
-    await this.#relayed;
-  }
-
-  #signal(signal: Deno.Signal): void {
-    try {
-      this.#child.kill(signal);
-    } catch { /* already exited */ }
-  }
-
-  async #relay(from: ReadableStream<Uint8Array>, to: typeof Deno.stdout): Promise<void> {
-    const decoder = new TextDecoder();
-    for await (const chunk of from) {
-      await to.write(chunk);
-      if (/Process (finished|failed)/.test(decoder.decode(chunk, { stream: true }))) {
-        this.#programEnded.resolve();
-      }
-    }
-  }
-}
-
 async function runDev(): Promise<void> {
+  const root = `file://${Deno.cwd()}/`;
+  const hostname = Deno.env.get("HOST") || "127.0.0.1";
+  const supervisor = new DevSupervisor({
+    hostname,
+    // An invalid PORT is the server's to report, in its own words.
+    port: Number(Deno.env.get("PORT") || 8000) || 0,
+    root,
+    env: {
+      DEV_MODE: "true",
+      NODE_ENV: "development",
+      // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise
+      // (the inbox then refuses to start: see dev_boot.ts).
+      HOST: hostname,
+      // The bundle links its source maps; the browser's devtools fetch them.
+      SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
+    },
+  });
   const builder = await DevBuilder.create();
-  let server: DevServer | undefined;
-  const startWhenBuilt = async () => {
+  // Files that were ever in the server's graph: one that stops parsing drops its imports from
+  // the graph, but editing them must still restart the server.
+  const serverFiles = new Set<string>();
+  const restart = async () => {
     // The server needs a manifest: an older one is fine (the page shows the error), none is not.
-    if (server === undefined && await exists(MANIFEST_FILE)) server = new DevServer();
+    if (!await exists(MANIFEST_FILE)) return;
+    await supervisor.restart();
+    for (const file of await serverModuleFiles(root)) serverFiles.add(file);
   };
 
-  await builder.build();
-  await startWhenBuilt();
-  if (server === undefined) console.error("dev: the server starts after the first good build");
-  const stopWatching = watchDirectory(CLIENT_DIR, async () => {
-    await builder.build();
-    await startWhenBuilt();
+  // Watching starts first, so a save made while the first server starts is not missed; its
+  // rebuild waits for the first one.
+  const firstStart = Promise.withResolvers<void>();
+  const stopWatching = watchPaths(WATCHED, async (changed) => {
+    await firstStart.promise;
+    const client = [...changed].some((path) => path.startsWith("client/"));
+    if (supervisor.started && !needsRestart(changed, serverFiles)) {
+      if (client) await builder.build();
+      return;
+    }
+    // Stopped before the build: a good build would make the old server tell pages to reload
+    // just as it goes away, and a page reloaded then gets the browser's own error page, which
+    // never reloads. Pages reconnect to whatever answers next (server or error page) instead.
+    await supervisor.stop();
+    if (client) await builder.build();
+    await restart();
   });
   console.log(
     "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +
-      "(main.ts, server/, client/App.tsx: restart)",
+      "(main.ts, server/, client/App.tsx and its imports: restart)",
   );
+  try {
+    await builder.build();
+    await restart();
+  } finally {
+    firstStart.resolve();
+  }
+  if (!supervisor.started) console.error("dev: the server starts after the first good build");
 
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -246,7 +216,7 @@ async function runDev(): Promise<void> {
       if (stopping) return;
       stopping = true;
       stopWatching();
-      await server?.stop();
+      await supervisor.stop();
       await builder.dispose();
       Deno.exit(0);
     });

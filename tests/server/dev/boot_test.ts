@@ -34,7 +34,7 @@ Deno.test("startDevTools refuses the inbox on a non-loopback address, not dev mo
 });
 
 Deno.test("the dev inbox on HOST=0.0.0.0 stops start-up with one line and exit 1", async () => {
-  const args = DEV_SERVER_ARGS.filter((a) => a !== "--watch" && a !== "--no-clear-screen");
+  const args = [...DEV_SERVER_ARGS];
   for (const env of [{ DEV_INBOX: "true" }, { DEV_MODE: "true" }] as Record<string, string>[]) {
     const { code, output } = await runServerToExit({ ...env, HOST: "0.0.0.0" }, args);
     assert.equal(code, 1, output);

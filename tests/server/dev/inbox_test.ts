@@ -10,8 +10,8 @@ import { DevInbox, inboxFetch, renderInboxPage } from "../../../server/dev/inbox
 import { DEV_SERVER_ARGS } from "../../../server/tasks/dev.ts";
 import { startServer } from "../../support/server.ts";
 
-// main.ts as `deno task dev` runs it (with its flags), without the file watcher.
-const devArgs = DEV_SERVER_ARGS.filter((a) => a !== "--watch" && a !== "--no-clear-screen");
+// main.ts as `deno task dev` runs it, with its flags.
+const devArgs = [...DEV_SERVER_ARGS];
 
 const INBOX_INGEST = "http://inbox.invalid/api/0/envelope/";
 
