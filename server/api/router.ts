@@ -3,7 +3,7 @@
  * `server/api/routes.ts`. They run inside the app's handler chain (limits, security headers,
  * request log, tracing, error reporting); what this module adds is their JSON error answers.
  */
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
 export const API_PREFIX = "/api/";

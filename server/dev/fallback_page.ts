@@ -8,6 +8,7 @@
  * broken project file can break it.
  */
 import { DEV_PATHS } from "../constants.ts";
+import { escapeHtml } from "../page/html.ts";
 import { serveDevClient } from "./client_script.ts";
 import { type BuildError, ReloadChannel } from "./reload.ts";
 
@@ -67,7 +68,7 @@ export function renderFailurePage(failure: BuildError, nonce: string): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Server error: ${escape(failure.text)}</title>
+<title>Server error: ${escapeHtml(failure.text)}</title>
 <style nonce="${nonce}">
 body { font: 14px/1.5 ui-monospace, monospace; margin: 2rem; background: #141414; color: #f5f5f5; }
 h1 { color: #ff6b6b; font-size: 1.3rem; } .where { color: #8ecbff; } pre { white-space: pre-wrap; }
@@ -76,17 +77,13 @@ h1 { color: #ff6b6b; font-size: 1.3rem; } .where { color: #8ecbff; } pre { white
 </head>
 <body>
 <h1>The server failed to start</h1>
-${where ? `<div class="where">${escape(where)}</div>\n` : ""}<div>${escape(failure.text)}</div>
-${failure.lineText ? `<pre>${escape(failure.lineText)}</pre>\n` : ""}${
-    failure.stack ? `<pre>${escape(failure.stack)}</pre>\n` : ""
+${where ? `<div class="where">${escapeHtml(where)}</div>\n` : ""}<div>${
+    escapeHtml(failure.text)
+  }</div>
+${failure.lineText ? `<pre>${escapeHtml(failure.lineText)}</pre>\n` : ""}${
+    failure.stack ? `<pre>${escapeHtml(failure.stack)}</pre>\n` : ""
   }<p>Fix the file and save: the page reloads by itself.</p>
 </body>
 </html>
 `;
-}
-
-// Not render.ts's escapeHtml: importing render.ts loads React and client/App.tsx, the very
-// files that may be broken.
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -7,7 +7,7 @@
  * The `/_dev/` routes sit outside the app on purpose: they are neither traced (the inbox page
  * would fill the inbox) nor request-logged (the reload stream stays open for hours).
  */
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { serveDevClient } from "./client_script.ts";
 import { createInboxPageHandler, type DevInbox } from "./inbox.ts";

@@ -12,10 +12,10 @@ import {
   parseEnvelope,
   type Transport,
 } from "@sentry/core";
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { ingestUrl, parseDsn } from "../tunnel/dsn.ts";
-import { escapeHtml } from "../page/document.ts";
+import { escapeHtml } from "../page/html.ts";
 
 /** How many entries the inbox keeps; older ones are dropped. */
 export const INBOX_LIMIT = 200;

@@ -4,24 +4,22 @@
  * Every route is a plain `(req, info) => Response` function built from its dependencies,
  * so tests can call the whole app without a network.
  */
-import type { Routes } from "../../client/page_table.ts";
 import { routes as appRoutes } from "../../client/routes.tsx";
 import {
   apiInternalError,
   apiMethodNotAllowed,
   apiNotFound,
   apiRouteEntries,
-  type ApiRoutes,
   isApiPath,
 } from "../api/router.ts";
 import { apiRoutes as appApiRoutes } from "../api/routes.ts";
-import type { Config } from "../lifecycle/config.ts";
 import { MONITORING_PATH } from "../constants.ts";
-import type { Manifest } from "../build/manifest.ts";
 import type { Monitoring } from "../monitoring/sentry.ts";
+import type { AppDeps } from "./app_deps.ts";
+import type { Handler } from "./handler.ts";
 import { internalError, methodNotAllowed, notFound, plainError } from "./error_pages.ts";
 import { createPageHandlers } from "../page/handler.ts";
-import { hasStaticFile, serveStatic, type StaticIndex } from "./static_files.ts";
+import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
 import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
@@ -29,37 +27,11 @@ import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
 import { formatTunnelRecord } from "../tunnel/log.ts";
 
-/** A request handler, as `Deno.serve` calls it. */
-export type Handler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-) => Response | Promise<Response>;
-
-/** What the app is built from; `main.ts` reads it all once at start-up. */
-export interface AppDeps {
-  readonly config: Config;
-  readonly manifest: Manifest;
-  readonly staticIndex: StaticIndex;
-  /** The release reported to monitoring and on /healthz. */
-  readonly release: string;
-  readonly monitoring: Monitoring;
-  /** Upstream fetch for the tunnel: the one from before monitoring wrapped `fetch`. */
-  readonly fetch?: typeof fetch;
-  /** Where request log lines go (one per request); stdout, batched, by default. */
-  readonly logLine?: (line: string) => void;
-  /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */
-  readonly httpsListener?: boolean;
-  /** The pages; by default the app's own, from `client/routes.tsx`. */
-  readonly routes?: Routes;
-  /** The API routes; by default the app's own, from `server/api/routes.ts`. */
-  readonly apiRoutes?: ApiRoutes;
-}
-
 /**
  * Build the app's handler.
  *
  * @example
- * Deno.serve(createApp({ config, manifest, staticIndex, release }));
+ * Deno.serve(createApp({ config, manifest, staticIndex, release, monitoring }));
  */
 export function createApp(deps: AppDeps): Handler {
   const { monitoring } = deps;

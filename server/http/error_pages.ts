@@ -2,7 +2,7 @@
  * Small error pages and plain responses for the cases a user can cause (400, 404, 405, 414,
  * 431) and the one they cannot (500). None of them ever includes internal detail such as a stack trace.
  */
-import { escapeHtml } from "../page/document.ts";
+import { escapeHtml } from "../page/html.ts";
 
 const HTML = "text/html; charset=utf-8";
 

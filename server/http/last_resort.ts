@@ -4,7 +4,7 @@
  * answered with the generic 500 page instead of Deno's bare one. Nothing of the error reaches
  * the client, and it is not reported to Sentry: it may be a client's doing.
  */
-import type { Handler } from "./app.ts";
+import type { Handler } from "./handler.ts";
 import { internalError } from "./error_pages.ts";
 
 /**

@@ -3,7 +3,8 @@
  * handler. Shared by the two entries, `main.ts` (`deno run`: listens, handles signals) and
  * `serve.ts` (`deno serve --parallel`: Deno listens, one app per worker).
  */
-import { createApp, type Handler } from "../http/app.ts";
+import { createApp } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type Manifest, readManifest } from "../build/manifest.ts";
 import { type Monitoring, startMonitoring } from "../monitoring/sentry.ts";

@@ -5,7 +5,7 @@
  * until no handler is running, and only then call `shutdown()` to close the listener and the
  * idle keep-alive connections.
  */
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {

@@ -5,7 +5,7 @@
  * Here the failure is logged once, connections already open keep being served, and the same
  * address is listened on again (with backoff) until descriptors are free.
  */
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 
 /** Where and how to listen. */
 export interface ListenOptions {

@@ -13,7 +13,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as Sentry from "@sentry/deno";
-import type { Handler } from "../http/app.ts";
+import type { Handler } from "../http/handler.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
 import type { Config } from "../lifecycle/config.ts";

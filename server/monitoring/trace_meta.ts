@@ -4,7 +4,7 @@
  * to continue the trace in its page load.
  */
 import type { DynamicSamplingContext } from "@sentry/core";
-import { escapeHtml } from "../page/document.ts";
+import { escapeHtml } from "../page/html.ts";
 import type { RequestTrace } from "./request_recorder.ts";
 
 /**

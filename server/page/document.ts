@@ -4,6 +4,7 @@
  * the cached template.
  */
 import type { Manifest } from "../build/manifest.ts";
+import { escapeHtml, serializeJson } from "./html.ts";
 
 /** What differs from one request to the next. */
 export interface RequestParts {
@@ -80,17 +81,4 @@ function documentTemplate(manifest: Manifest, options: RenderOptions): string {
     "</body>",
     "</html>",
   ].join("\n");
-}
-
-/** Escape text for use in HTML content or a double-quoted attribute. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** JSON that is safe inside a `<script>` element: no `</script>`, no `<!--`, no U+2028. */
-export function serializeJson(value: unknown): string {
-  return JSON.stringify(value).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }

@@ -6,7 +6,8 @@
  *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run tests/bench/cpu_loop.ts [N]
  */
 import process from "node:process";
-import { createApp, type Handler } from "../../server/http/app.ts";
+import { createApp } from "../../server/http/app.ts";
+import type { Handler } from "../../server/http/handler.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
 import { readManifest } from "../../server/build/manifest.ts";
 import { startMonitoring } from "../../server/monitoring/sentry.ts";

@@ -1,9 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  createDocumentRenderer,
-  escapeHtml,
-  serializeJson,
-} from "../../../server/page/document.ts";
+import { createDocumentRenderer } from "../../../server/page/document.ts";
 
 const manifest = {
   buildId: "b",
@@ -48,17 +44,4 @@ Deno.test("createDocumentRenderer: each call gets its own parts", () => {
 Deno.test("createDocumentRenderer: the title is escaped", () => {
   const render = createDocumentRenderer(manifest, { title: "<x>&", appHtml: "", clientConfig: {} });
   assert.ok(render({ nonce: "n", headTags: "" }).includes("<title>&#60;x&#62;&#38;</title>"));
-});
-
-Deno.test("serializeJson: cannot close the script element or open a comment", () => {
-  const text = serializeJson({ s: "</script><!-- \u2028 & >" });
-  assert.ok(!text.includes("<") && !text.includes(">") && !text.includes("\u2028"));
-  assert.deepEqual(JSON.parse(text), { s: "</script><!-- \u2028 & >" });
-});
-
-Deno.test("escapeHtml: escapes the five special characters", () => {
-  assert.equal(
-    escapeHtml(`<a href="x">'&'</a>`),
-    "&#60;a href=&#34;x&#34;&#62;&#39;&#38;&#39;&#60;/a&#62;",
-  );
 });
