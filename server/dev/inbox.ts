@@ -16,6 +16,8 @@ import type { Handler } from "../http/handler.ts";
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { ingestUrl, parseDsn } from "../tunnel/dsn.ts";
 import { escapeHtml } from "../page/html.ts";
+import { decoderFormat } from "../tunnel/policy.ts";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 
 /** How many entries the inbox keeps; older ones are dropped. */
 export const INBOX_LIMIT = 200;
@@ -188,19 +190,16 @@ export function inboxTransport(inbox: DevInbox): (options: BaseTransportOptions)
     });
 }
 
-// The tunnel forwards the bytes as the browser sent them, compressed or not.
+// The tunnel forwards the bytes as the browser sent them, compressed or not, and accepts the
+// encodings decoderFormat names; the inbox reads the same ones. Whole-body decoding is fine
+// here: only this machine's own browser and server post to it.
+const DECOMPRESS = { gzip: gunzipSync, deflate: inflateSync, br: brotliDecompressSync } as const;
+
 async function decodedBody(request: Request): Promise<Uint8Array> {
-  const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
-  const format = encoding === "gzip" || encoding === "x-gzip"
-    ? "gzip"
-    : encoding === "deflate"
-    ? "deflate"
-    : undefined;
-  if (format === undefined || request.body === null) {
-    return new Uint8Array(await request.arrayBuffer());
-  }
-  const decoded = request.body.pipeThrough(new DecompressionStream(format));
-  return new Uint8Array(await new Response(decoded).arrayBuffer());
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  const format = decoderFormat(request.headers.get("content-encoding"));
+  if (format === null || format === "unsupported") return bytes;
+  return new Uint8Array(DECOMPRESS[format](bytes));
 }
 
 /** `GET /_dev/inbox`: the inbox as an HTML page (no script; its own strict CSP). */

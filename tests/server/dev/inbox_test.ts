@@ -4,6 +4,7 @@
  * production.
  */
 import assert from "node:assert/strict";
+import { brotliCompressSync } from "node:zlib";
 import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
 import { DEV_INBOX_DSN } from "../../../server/constants.ts";
 import { DevInbox, inboxFetch, renderInboxPage } from "../../../server/dev/inbox.ts";
@@ -114,7 +115,7 @@ Deno.test("the inbox page escapes what the SDKs sent", () => {
   assert.match(html, /TypeError: &#60;img src=x onerror=alert\(1\)&#62;/);
 });
 
-Deno.test("inboxFetch answers the inbox's ingest itself (gzip too) and passes the rest on", async () => {
+Deno.test("inboxFetch answers the inbox's ingest itself (gzip and br too) and passes the rest on", async () => {
   const inbox = new DevInbox();
   const upstreamCalls: string[] = [];
   const upstream: typeof fetch = (input) => {
@@ -136,10 +137,19 @@ Deno.test("inboxFetch answers the inbox's ingest itself (gzip too) and passes th
   });
   assert.equal(compressed.status, 200);
   await compressed.body?.cancel();
+  // Every encoding the tunnel accepts, brotli included, reads here too.
+  const brotli = await tunnelFetch(INBOX_INGEST, {
+    method: "POST",
+    headers: { "content-encoding": "br" },
+    body: new Uint8Array(brotliCompressSync(errorEnvelope("brotli"))),
+  });
+  assert.equal(brotli.status, 200);
+  await brotli.body?.cancel();
   const refused = await tunnelFetch(INBOX_INGEST, { method: "POST", body: "garbage" });
   assert.equal(refused.status, 400);
   await refused.body?.cancel();
   assert.deepEqual(inbox.entries().map((e) => e.title), [
+    "TypeError: brotli",
     "TypeError: gzipped",
     "TypeError: plain",
   ]);
