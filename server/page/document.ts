@@ -36,7 +36,7 @@ const HEAD = "\0head\0";
  * @example
  * const appHtml = renderToString(createElement(App, { page }));
  * const render = createDocumentRenderer(manifest, { title: "App", appHtml, clientConfig: {} });
- * new Response(render({ nonce, headTags: "" }), { headers: HTML_HEADERS });
+ * const html = render({ nonce: createNonce(), headTags: "" }); // one request's document
  */
 export function createDocumentRenderer(
   manifest: Manifest,
