@@ -14,8 +14,13 @@ export const ENTRY_POINT = "client/main.tsx";
 export const STATIC_DIR = "static";
 export const OUT_DIR = "static/build";
 // Files whose change must invalidate the build, besides everything under client/.
-const BUILD_INPUTS = ["deno.json", "deno.lock", "server/build.ts", "server/compress.ts",
-  "server/manifest.ts"];
+const BUILD_INPUTS = [
+  "deno.json",
+  "deno.lock",
+  "server/build.ts",
+  "server/compress.ts",
+  "server/manifest.ts",
+];
 // Source maps are not served by default and are large: compressing them would double the build.
 const precompressed = (file: string) => isCompressible(file) && !file.endsWith(".map");
 

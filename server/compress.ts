@@ -7,7 +7,10 @@ import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { Encoding } from "./encoding.ts";
 
 /** The suffix of a file's precompressed copy on disk, per encoding. */
-export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], ["gzip", ".gz"]]);
+export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], [
+  "gzip",
+  ".gz",
+]]);
 
 // Text formats, and binary ones that are not compressed already (wasm, ico). Images, fonts
 // (woff2 is brotli inside) and archives would gain nothing.

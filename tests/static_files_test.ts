@@ -105,9 +105,13 @@ Deno.test("indexStaticFiles: files without copies on disk are compressed in memo
     await Deno.writeFile(`${dir}/photo.png`, crypto.getRandomValues(new Uint8Array(4096)));
     const index = await indexStaticFiles(dir, { serveSourceMaps: false });
     const serve = (path: string, acceptEncoding: string) =>
-      serveStatic(index, new Request(`http://x${path}`, {
-        headers: { "accept-encoding": acceptEncoding },
-      }), path)!;
+      serveStatic(
+        index,
+        new Request(`http://x${path}`, {
+          headers: { "accept-encoding": acceptEncoding },
+        }),
+        path,
+      )!;
 
     for (const path of ["/icon.svg", "/docs/notes.txt"]) {
       const original = await Deno.readFile(`${dir}${path}`);
