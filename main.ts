@@ -16,7 +16,8 @@ import {
   STDIN_LIFELINE_FLAG,
 } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
-import { listen } from "./server/lifecycle/listen.ts";
+import { listen, type Listening } from "./server/lifecycle/listen.ts";
+import { explainListenError, listeningUrl } from "./server/lifecycle/listen_address.ts";
 import { onStdinClosed } from "./server/lifecycle/parent_gone.ts";
 import { lastResortResponse } from "./server/http/last_resort.ts";
 
@@ -24,21 +25,27 @@ const { config, release, monitoring, handler } = await createServerApp(readEnv()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
-const server = listen({
-  port: config.port,
-  hostname: config.host,
-  onError: lastResortResponse,
-  onListen: ({ hostname, port }) => {
-    const shown = hostname === "0.0.0.0" ? "localhost" : hostname;
-    console.log(`Listening on http://${shown}:${port}/ (release ${release})`);
-    if (config.sentryDsn === undefined) {
-      console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
-    }
-    if (config.devInbox) {
-      console.log(`Monitoring goes to the dev inbox: http://${shown}:${port}${DEV_PATHS.inbox}`);
-    }
-  },
-}, inFlight.track(handler));
+const address = { hostname: config.host, port: config.port };
+let server: Listening;
+try {
+  server = listen({
+    ...address,
+    onError: lastResortResponse,
+    onListen: (addr) => {
+      const url = listeningUrl(addr);
+      console.log(`Listening on ${url} (release ${release})`);
+      if (config.sentryDsn === undefined) {
+        console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
+      }
+      if (config.devInbox) {
+        console.log(`Monitoring goes to the dev inbox: ${new URL(DEV_PATHS.inbox, url)}`);
+      }
+    },
+  }, inFlight.track(handler));
+} catch (error) {
+  // Port in use, an address not of this machine, a privileged port: one line, exit 1.
+  exitOnStartupError(explainListenError(error, address));
+}
 
 // Finish what was accepted (uploads still arriving are read to the end and forwarded), then stop
 // listening, send queued monitoring events and exit 0. server.shutdown() alone would cut the

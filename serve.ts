@@ -4,54 +4,64 @@
  *
  *   deno task start:parallel
  *
- * Deno chooses the address (`--port`/`--host`, or `DENO_SERVE_ADDRESS=tcp:HOST:PORT`), so PORT
- * and HOST do not apply here. Each worker builds its own app (server/lifecycle/boot.ts), with its own
- * monitoring client; on SIGINT/SIGTERM each one waits for its running handlers and flushes
- * monitoring before the process exits.
+ * The task runs it through the launcher (server/tasks/start.ts), which passes HOST and PORT as
+ * `--host`/`--port` and grants the same scoped permissions as `deno task start`. Each worker
+ * builds its own app (server/lifecycle/boot.ts), with its own monitoring client.
  *
- * Deno's own SIGTERM handler for `deno serve` calls the server's graceful shutdown at once,
- * which (Deno 2.9) cuts request bodies still arriving: unlike main.ts, uploads in progress at
- * the signal are answered 400. An accept failure (out of file descriptors) ends the process.
+ * On SIGINT/SIGTERM each worker keeps listening until its running requests are done (uploads
+ * still arriving are read to the end), then stops listening and flushes monitoring; the
+ * process exits 0 once every worker has (serve_workers.ts). Deno's own signal handling would stop the server at
+ * once and cut those uploads: serve_shutdown.ts holds it back until then.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { defaultLogWriter } from "./server/http/app.ts";
-import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
+import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
 import { withLastResort } from "./server/http/last_resort.ts";
+import { listeningUrl } from "./server/lifecycle/listen_address.ts";
+import { onStdinClosed } from "./server/lifecycle/parent_gone.ts";
+import { holdServeShutdown } from "./server/lifecycle/serve_shutdown.ts";
+import { joinWorkers } from "./server/lifecycle/serve_workers.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
+const workers = joinWorkers();
 
-// Every worker hears the signal. The first to call Deno.exit ends the process for all, so
-// each waits out the same deadline when there may be monitoring data left to send.
 let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    // This worker's requests already read (the tunnel forwarding an envelope) finish first.
-    // Another worker's Deno.exit can still end them: workers do not wait for each other.
-    await inFlight.idle(DRAIN_TIMEOUT_MS);
-    const deadline = Date.now() + FLUSH_TIMEOUT_MS;
-    await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
-    if (monitoring.enabled) await new Promise((r) => setTimeout(r, deadline - Date.now()));
-    Deno.exit(0);
-  });
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`server: stopping (${inFlight.count} requests in flight)`);
+  if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
+    console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
+  }
+  denoShutdown.release();
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
+  // Deno.exit ends every worker: only once all are done (or past the longest they may take,
+  // should one have died).
+  const deadline = setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
+  await workers.finished();
+  clearTimeout(deadline);
+  Deno.exit(0);
 }
+for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+// Registered after ours, so Deno's listener is the one held.
+const denoShutdown = holdServeShutdown();
+if (Deno.args.includes(STDIN_LIFELINE_FLAG)) onStdinClosed(stop);
 
 export default {
   // The default export has no onError: this gives the same last-resort answer as main.ts.
   fetch: withLastResort(inFlight.track(handler)),
   // Called in the first worker only.
   onListen(addr) {
-    const { hostname, port } = addr as Deno.NetAddr;
-    const shown = hostname === "0.0.0.0" ? "localhost" : hostname;
-    console.log(`Listening on http://${shown}:${port}/ (release ${release}, deno serve)`);
+    console.log(
+      `Listening on ${listeningUrl(addr as Deno.NetAddr)} (release ${release}, deno serve)`,
+    );
     if (config.sentryDsn === undefined) {
       console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
     }

@@ -7,7 +7,14 @@ import { readManifest } from "../server/build/manifest.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
-import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
+import {
+  collectOutput,
+  inheritedEnv,
+  runServerToExit,
+  startServer,
+  startTaskArgs,
+  startTaskEnv,
+} from "./support/server.ts";
 
 const manifest = await readManifest();
 const server = await startServer();
@@ -366,7 +373,8 @@ Deno.test("the start task serves with only the permissions it needs", () => {
   });
   assert.deepEqual(servingArgs(config), [
     "run",
-    "--allow-net=0.0.0.0:8000,o1.ingest.sentry.io:443,10.0.0.7:9000",
+    // The own DSN's host without a port: @sentry/deno checks exactly that (see permissions.ts).
+    "--allow-net=0.0.0.0:8000,o1.ingest.sentry.io,10.0.0.7:9000",
     "--allow-read=static",
     `--allow-env=${["NODE_ENV", ...CONFIG_VARIABLES].join(",")}`,
     "main.ts",
@@ -415,4 +423,121 @@ Deno.test("a missing permission stops start-up with one line naming it", async (
     assert.equal(output.trim().split("\n").length, 1, output);
     assert.ok(output.startsWith(line), output);
   }
+});
+
+Deno.test("listen failures a user causes stop start-up with one line and exit 1", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const cases: [Record<string, string>, string][] = [
+      [{ HOST: "999.1.1.1" }, 'error: HOST: cannot resolve "999.1.1.1"'],
+      // TEST-NET-1 (RFC 5737): never an address of this machine.
+      [{ HOST: "192.0.2.1" }, "error: HOST: 192.0.2.1 is not an address of this machine"],
+      [
+        { HOST: "a b" },
+        'error: HOST: expected an IP address or a host name of this machine, got "a b"',
+      ],
+      [{ PORT: String(taken.addr.port) }, `error: PORT: ${taken.addr.port} is already in use`],
+    ];
+    for (const [env, line] of cases) {
+      const { code, output } = await runServerToExit(env);
+      assert.equal(code, 1, output);
+      assert.equal(output.trim().split("\n").length, 1, output);
+      assert.ok(output.startsWith(line), output);
+    }
+  } finally {
+    taken.close();
+  }
+});
+
+const isRoot = Deno.uid() === 0;
+const hasSetpriv = await new Deno.Command("setpriv", { args: ["--version"] }).output()
+  .then((r) => r.success, () => false);
+
+Deno.test({
+  name: "a port the system refuses (PORT=80 without root) stops start-up with one line",
+  // Only root can drop to another user for this; any other user is refused port 80 already.
+  ignore: !isRoot || !hasSetpriv,
+  async fn() {
+    const env = { HOST: "127.0.0.1", PORT: "80" };
+    // main.ts with the launcher's flags, as `nobody`: the launcher could not start Deno from
+    // root's home as another user, and the refusal comes from the system, not Deno.
+    const result = await new Deno.Command("setpriv", {
+      args: [
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        Deno.execPath(),
+        ...servingArgs(loadConfig(env)).slice(0, -1),
+      ],
+      env: { ...inheritedEnv(), ...startTaskEnv(), ...env, NO_COLOR: "1" },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const code = result.code;
+    const output = new TextDecoder().decode(result.stdout) +
+      new TextDecoder().decode(result.stderr);
+    assert.equal(code, 1, output);
+    assert.equal(output.trim().split("\n").length, 1, output);
+    assert.ok(
+      output.startsWith("error: PORT: the system does not allow this process to listen on port 80"),
+      output,
+    );
+  },
+});
+
+// Whether this machine has an IPv6 loopback, asked of a child process: these tests may only
+// reach 127.0.0.1.
+const hasIpv6Loopback = await new Deno.Command(Deno.execPath(), {
+  args: ["eval", "Deno.listen({ hostname: '::1', port: 0 }).close()"],
+  stdout: "null",
+  stderr: "null",
+}).output().then((r) => r.success);
+
+Deno.test({
+  name: "HOST=::1 prints its URL with brackets, and that URL answers",
+  ignore: !hasIpv6Loopback,
+}, async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: startTaskArgs(),
+    env: { ...inheritedEnv(), ...startTaskEnv(), HOST: "::1", PORT: "0", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let onText = () => {};
+  const { text, done } = collectOutput(child, () => onText());
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      onText = () => {
+        const match = /Listening on (\S+)/.exec(text());
+        if (match) resolve(match[1]);
+      };
+      child.status.then(() => reject(new Error(`exited:\n${text()}`)));
+    });
+    assert.match(url, /^http:\/\/\[::1\]:\d+\/$/);
+    // Loopback over IPv6; the test's --allow-net covers 127.0.0.1 only, so ask curl.
+    const curl = await new Deno.Command("curl", {
+      args: ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", `${url}healthz`],
+    }).output();
+    assert.equal(new TextDecoder().decode(curl.stdout), "200");
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await done;
+  }
+});
+
+Deno.test("a valid https DSN starts without the Sentry SDK's permission warning", async () => {
+  // `.invalid` never resolves, and nothing is sent before an event: no traffic leaves.
+  const own = await startServer({ SENTRY_DSN: "https://key@o1.ingest.sentry.invalid/5" });
+  try {
+    const res = await fetch(new URL("/healthz", own.url));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  } finally {
+    await own.stop();
+  }
+  assert.doesNotMatch(own.output(), /requires 'net' permission/);
+  assert.doesNotMatch(own.output(), /--allow-net/);
 });

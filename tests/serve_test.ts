@@ -1,12 +1,15 @@
 /**
- * `deno task start:parallel`: `deno serve --parallel` with two workers on one port, started with
- * the task's own flags. Both workers answer the page, the tunnel forwards through either, and
- * SIGTERM stops them all.
+ * `deno task start:parallel`: the launcher runs `deno serve --parallel` with two workers on one
+ * port, with the same scoped permissions as `deno task start`. Both workers answer the page,
+ * the tunnel forwards through either, and SIGTERM lets uploads still arriving finish in every
+ * worker before the process exits 0.
  */
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
+import { loadConfig } from "../server/lifecycle/config.ts";
+import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
-import { startServer } from "./support/server.ts";
+import { startServer, startTaskArgs } from "./support/server.ts";
 
 /** The serving step of `start:parallel` (after its build step), as `deno` arguments. */
 function parallelTaskArgs(): string[] {
@@ -15,16 +18,31 @@ function parallelTaskArgs(): string[] {
   return serving.slice(serving.indexOf("deno") + 1);
 }
 
+Deno.test("start:parallel runs the launcher, which grants deno serve the scoped permissions", () => {
+  // The same launcher, flags and environment as `start`, asked for the parallel server.
+  assert.deepEqual(parallelTaskArgs(), [...startTaskArgs(), "--parallel"]);
+  const config = loadConfig({
+    PORT: "9000",
+    HOST: "::1",
+    SENTRY_DSN: "https://k@o1.ingest.sentry.io/5",
+  });
+  const args = servingArgs(config, "parallel");
+  assert.deepEqual(args.slice(0, 4), ["serve", "--parallel", "--host=[::1]", "--port=9000"]);
+  assert.deepEqual(
+    args.filter((a) => a.startsWith("--allow-")),
+    servingArgs(config).filter((a) => a.startsWith("--allow-")),
+  );
+  assert.ok(args.includes("--allow-net=[::1]:9000,o1.ingest.sentry.io"), args.join(" "));
+  assert.ok(!args.includes("--allow-net"), "never every host");
+  assert.deepEqual(args.slice(-2), ["serve.ts", "--until-stdin-closes"]);
+});
+
 Deno.test("start:parallel serves the page and the tunnel from two workers", async () => {
   const args = parallelTaskArgs();
-  assert.deepEqual(args.slice(0, 2), ["serve", "--parallel"]);
-  assert.equal(args.at(-1), "serve.ts");
-
   await using ingest = startFakeIngest();
   const dsn = ingest.dsn("key", "3");
   const server = await startServer({
     DENO_JOBS: "2",
-    DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0",
     SENTRY_DSN: dsn,
     SENTRY_TRACES_SAMPLE_RATE: "0",
     DEBUG_ERROR_ROUTE: "true",
@@ -77,6 +95,64 @@ Deno.test("start:parallel serves the page and the tunnel from two workers", asyn
     }
     assert.deepEqual(await tunnelled(), ["m0", "m1", "m2", "m3"]);
     assert.ok(ingest.requests.some((r) => r.path === "/api/3/envelope/"));
+  } finally {
+    const status = await server.stop("SIGTERM");
+    assert.equal(status.code, 0, server.output());
+  }
+});
+
+// Over the tunnel's 64 KiB threshold, so each body streams to the ingest as it arrives.
+const BODY_BYTES = 100 * 1024;
+const FIRST_PART = 70 * 1024;
+
+/** A POST to the tunnel whose body is sent in two parts, over a raw socket. */
+async function startUpload(url: string, body: Uint8Array) {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  const head = `POST /monitoring HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n` +
+    `Content-Length: ${body.length}\r\n\r\n`;
+  const writeAll = async (bytes: Uint8Array) => {
+    for (let sent = 0; sent < bytes.length;) sent += await conn.write(bytes.subarray(sent));
+  };
+  await writeAll(new TextEncoder().encode(head));
+  await writeAll(body.subarray(0, FIRST_PART));
+  return {
+    async finish(): Promise<string> {
+      await writeAll(body.subarray(FIRST_PART));
+      let text = "";
+      for await (const chunk of conn.readable) text += new TextDecoder().decode(chunk);
+      return text;
+    },
+  };
+}
+
+Deno.test("start:parallel: SIGTERM lets uploads still arriving finish in both workers, exit 0", async () => {
+  const uploads = 8;
+  await using ingest = startFakeIngest();
+  const dsn = ingest.dsn("key", "4");
+  const server = await startServer({
+    DENO_JOBS: "2",
+    SENTRY_DSN: dsn,
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+  }, { args: parallelTaskArgs() });
+  try {
+    const started = await Promise.all(Array.from({ length: uploads }, (_, i) => {
+      const head = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{"message":"u${i} `;
+      const body = head + "x".repeat(BODY_BYTES - head.length - 3) + '"}\n';
+      return startUpload(server.url, new TextEncoder().encode(body));
+    }));
+    await ingest.waitFor(uploads, "started");
+    server.process.kill("SIGTERM");
+    // Every worker has heard the signal while every body is still short of its end.
+    for (let i = 0; i < 400; i++) {
+      if ((server.output().match(/server: stopping/g) ?? []).length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    assert.equal((server.output().match(/server: stopping/g) ?? []).length, 2, server.output());
+    const answers = await Promise.all(started.map((upload) => upload.finish()));
+    for (const answer of answers) assert.match(answer, /^HTTP\/1\.1 200 /, answer);
+    await ingest.waitFor(uploads, "complete");
+    assert.deepEqual(ingest.requests.map((r) => r.body.length), Array(uploads).fill(BODY_BYTES));
   } finally {
     const status = await server.stop("SIGTERM");
     assert.equal(status.code, 0, server.output());

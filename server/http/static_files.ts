@@ -1,11 +1,14 @@
 /**
  * Static files: everything in `static/`, indexed once at start-up, served with a correct
  * Content-Type, a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the
- * precompressed variant the client accepts.
+ * precompressed variant the client accepts. Copies come from `.br`/`.gz` files beside a file
+ * (the build writes them); a compressible file up to 1 MiB without them (favicon.svg,
+ * robots.txt, whatever is added to `static/`) is compressed in memory while indexing.
  *
  * Only files present in the index are ever served, so a request can never reach a file
  * outside `static/`, a dot file, a directory listing or (unless enabled) a source map.
  */
+import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
 
@@ -33,8 +36,9 @@ export type StaticIndex = ReadonlyMap<string, StaticEntry>;
 const IMMUTABLE = "public, max-age=31536000, immutable";
 // Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
 const SHORT = "public, max-age=300";
+// Files up to this size are kept in memory, and compressed while indexing when no copies
+// are on disk: brotli at its best quality takes about a second per MiB.
 const IN_MEMORY_LIMIT = 1024 * 1024;
-const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], ["gzip", ".gz"]]);
 
 // A Map: the extension comes from a file name, and `constructor` must not find a function.
 const CONTENT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
@@ -79,16 +83,22 @@ export async function indexStaticFiles(
     if (isEncodedCopy(path, files)) continue;
     if (path.endsWith(".map") && !options.serveSourceMaps) continue;
     if (path.split("/").some((segment) => segment.startsWith("."))) continue;
+    const identity = await readVariant(`${dir}/${path}`);
     const encoded = new Map<Encoding, Variant>();
     for (const [encoding, suffix] of ENCODED_SUFFIX) {
       if (files.has(path + suffix)) {
         encoded.set(encoding, await readVariant(`${dir}/${path}${suffix}`));
       }
     }
+    if (encoded.size === 0 && identity.body && isCompressible(path)) {
+      for (const [encoding, bytes] of compressCopies(identity.body)) {
+        encoded.set(encoding, await variantOf(identity.file, bytes, true));
+      }
+    }
     index.set(path, {
       contentType: contentTypeFor(path),
       cacheControl: path.startsWith("build/") ? IMMUTABLE : SHORT,
-      identity: await readVariant(`${dir}/${path}`),
+      identity,
       encoded,
     });
   }
@@ -151,14 +161,18 @@ function isEncodedCopy(path: string, files: ReadonlySet<string>): boolean {
 
 async function readVariant(file: string): Promise<Variant> {
   const bytes = await Deno.readFile(file);
+  return await variantOf(file, bytes, bytes.length <= IN_MEMORY_LIMIT);
+}
+
+// `file` is read per request when the bytes are not kept in memory.
+async function variantOf(
+  file: string,
+  bytes: Uint8Array<ArrayBuffer>,
+  inMemory: boolean,
+): Promise<Variant> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const etag = `"${btoa(String.fromCharCode(...digest.subarray(0, 16))).replace(/=+$/, "")}"`;
-  return {
-    file,
-    size: bytes.length,
-    etag,
-    body: bytes.length <= IN_MEMORY_LIMIT ? bytes : undefined,
-  };
+  return { file, size: bytes.length, etag, body: inMemory ? bytes : undefined };
 }
 
 async function walk(root: string, prefix: string): Promise<string[]> {

@@ -84,7 +84,7 @@ export function loadConfig(env: Env): Config {
     .map((s) => dsnValue("TUNNEL_ALLOWED_DSNS", s));
   return {
     port: integer(env, "PORT", DEFAULTS.port, 0, 65535),
-    host: optional(env, "HOST") ?? DEFAULTS.host,
+    host: hostValue(env, "HOST", DEFAULTS.host),
     sentryDsn,
     sentryEnvironment: optional(env, "SENTRY_ENVIRONMENT") ??
       (devMode ? "development" : DEFAULTS.sentryEnvironment),
@@ -167,6 +167,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got ${show(raw)}`);
   }
   return value;
+}
+
+// A host name, an IPv4 address or an IPv6 address (brackets allowed, and dropped: Deno.serve
+// wants them bare). Anything else could not be listened on, and a comma or a space would
+// break the launcher's --allow-net list.
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+const IPV6 = /^[0-9a-f:.]*:[0-9a-f:.]*$/i;
+
+function hostValue(env: Env, name: string, fallback: string): string {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const bare = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
+  if (raw.length <= 253 && (HOST_NAME.test(bare) || IPV6.test(bare))) return bare;
+  throw new ConfigError(
+    `${name}: expected an IP address or a host name of this machine, got ${show(raw)}`,
+  );
 }
 
 function rate(env: Env, name: string, fallback: number): number {

@@ -3,6 +3,7 @@
  * grant stops it with one line naming the flag, instead of failing on the first request.
  */
 import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { formatHost } from "./listen_address.ts";
 
 /** One permission the server needs and why. */
 export interface Need {
@@ -41,15 +42,22 @@ export function runtimePermissions(config: Config, staticDir: string): Need[] {
   return needs;
 }
 
-/** `host:port` the server listens on, then each Sentry ingest it reaches (no repeats). */
+/**
+ * `host:port` the server listens on, then each Sentry host it reaches (no repeats). The
+ * server's own DSN is granted as `@sentry/deno` checks it: by `URL.host`, which has no port
+ * when the port is the scheme's default, and Deno grants a port-less query only for a
+ * port-less grant. Granting `host:443` alone made the SDK warn at every start-up.
+ */
 export function netHosts(config: Config): string[] {
   // An IPv6 listen address needs brackets to be told apart from its port.
-  const host = config.host.includes(":") && !config.host.startsWith("[")
-    ? `[${config.host}]`
-    : config.host;
-  const hosts = new Set([`${host}:${config.port}`]);
-  for (const dsn of config.tunnelAllowedDsns) hosts.add(`${dsn.hostname}:${dsn.port}`);
-  return [...hosts];
+  const host = formatHost(config.host);
+  const ingests = config.tunnelAllowedDsns.map((dsn) => `${dsn.hostname}:${dsn.port}`);
+  if (config.sentryDsn !== undefined) ingests.unshift(new URL(config.sentryDsn).host);
+  // A port-less grant covers every port of its host: drop the `host:port` it makes redundant.
+  const withoutPort = (ingest: string) => ingest.replace(/:\d+$/, "");
+  const bare = new Set(ingests.filter((ingest) => withoutPort(ingest) === ingest));
+  const needed = ingests.filter((ingest) => bare.has(ingest) || !bare.has(withoutPort(ingest)));
+  return [...new Set([`${host}:${config.port}`, ...needed])];
 }
 
 /** The one-line message for a missing permission. */

@@ -1,12 +1,12 @@
 /**
  * Client build: bundles `client/` with esbuild into content-hashed ESM in `static/build/`,
- * writes the manifest the server reads, and precompresses JS and CSS to `.br` and `.gz`.
+ * writes the manifest the server reads, and precompresses what compresses (JS, CSS, SVG, JSON, text: compress.ts) to `.br` and `.gz`.
  *
  * Usage: `deno task build` (always builds) or `deno run ... server/tasks/build.ts --if-needed`
  * (skips when the inputs are unchanged since the last build).
  */
 import * as esbuild from "esbuild";
-import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
+import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
 import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "../build/debug_ids.ts";
 import {
   type Manifest,
@@ -23,10 +23,11 @@ const BUILD_INPUTS = [
   "deno.json",
   "deno.lock",
   "server/tasks/build.ts",
+  "server/build/compress.ts",
   "server/build/manifest.ts",
 ];
 // Source maps are not served by default and are large: compressing them would double the build.
-const COMPRESSIBLE = /\.(js|css|svg|json)$/;
+const precompressed = (file: string) => isCompressible(file) && !file.endsWith(".map");
 
 /** esbuild options shared by the production build and dev mode's incremental context. */
 export function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
@@ -96,7 +97,7 @@ export async function finishBuild(
   });
   for (const out of outputs.filter((o) => o.endsWith(".js"))) await writeDebugId(out);
   if (compress) {
-    for (const out of outputs.filter((o) => COMPRESSIBLE.test(o))) await precompress(out);
+    for (const out of outputs.filter(precompressed)) await precompress(out);
   }
   await Deno.writeTextFile(MANIFEST_FILE, JSON.stringify(manifest, null, 2) + "\n");
   return manifest;
@@ -114,16 +115,10 @@ export async function writeDebugId(file: string): Promise<void> {
 
 /** Write `file.br` and `file.gz` beside `file`, each only when it is smaller. */
 export async function precompress(file: string): Promise<void> {
-  const data = await Deno.readFile(file);
-  const br = brotliCompressSync(data, {
-    params: {
-      [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY,
-      [zlib.BROTLI_PARAM_SIZE_HINT]: data.length,
-    },
-  });
-  const gz = gzipSync(data, { level: 9 });
-  if (br.length < data.length) await Deno.writeFile(`${file}.br`, br);
-  if (gz.length < data.length) await Deno.writeFile(`${file}.gz`, gz);
+  const copies = compressCopies(await Deno.readFile(file));
+  for (const [encoding, bytes] of copies) {
+    await Deno.writeFile(`${file}${ENCODED_SUFFIX.get(encoding)}`, bytes);
+  }
 }
 
 async function listFiles(dir: string): Promise<string[]> {

@@ -1,6 +1,8 @@
 /**
  * `deno task start`'s launcher: validate the configuration, then run `main.ts` in a child
- * process with exactly the permissions that configuration needs (see serve_args.ts). The
+ * process with exactly the permissions that configuration needs (see serve_args.ts). With
+ * `--parallel` (`deno task start:parallel`) the child is `deno serve --parallel serve.ts`
+ * instead, with the same permissions and address. The
  * permission list depends on PORT, HOST and the DSNs, which a static task cannot know; this
  * process holds `--allow-run` only to start the server (and to list its ancestors with `ps`).
  *
@@ -20,7 +22,7 @@ import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 
 let args: string[];
 try {
-  args = servingArgs(loadConfig(readEnv()));
+  args = servingArgs(loadConfig(readEnv()), Deno.args.includes("--parallel") ? "parallel" : "run");
 } catch (error) {
   exitOnStartupError(error);
 }

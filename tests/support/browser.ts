@@ -1,7 +1,8 @@
 /**
  * Headless Chromium for the end-to-end tests, driven by playwright-core over the DevTools
  * protocol. Chromium is the system's (`CHROMIUM_PATH`, else Debian's `/usr/bin/chromium`);
- * when there is none, {@link startChromium} says why instead of failing, so tests can be ignored.
+ * when there is none, {@link startChromium} says why instead of failing, so tests can be ignored,
+ * unless `REQUIRE_BROWSER=1` or `CI=true` (as `.ci/run` sets), where it fails.
  *
  * @example
  * const started = await startChromium();
@@ -44,6 +45,12 @@ export type ChromiumStart =
   | { readonly chromium: RunningChromium; readonly reason?: undefined }
   | { readonly chromium: null; readonly reason: string };
 
+/** Whether a missing Chromium fails the tests instead of ignoring them (CI). */
+export function browserRequired(): boolean {
+  const on = (name: string) => /^(1|true|yes)$/i.test(Deno.env.get(name)?.trim() ?? "");
+  return on("REQUIRE_BROWSER") || on("CI");
+}
+
 /** The Chromium executable to use: `CHROMIUM_PATH` if set, else {@link DEFAULT_CHROMIUM_PATH}. */
 export function chromiumPath(): string {
   return Deno.env.get("CHROMIUM_PATH")?.trim() || DEFAULT_CHROMIUM_PATH;
@@ -77,13 +84,14 @@ export async function startChromium(path: string = chromiumPath()): Promise<Chro
     }).spawn();
   } catch (error) {
     await removeDir();
-    if (error instanceof Deno.errors.NotFound) {
-      return { chromium: null, reason: `no Chromium at ${path} (install it or set CHROMIUM_PATH)` };
-    }
-    if (error instanceof Deno.errors.PermissionDenied) {
-      return { chromium: null, reason: `Chromium at ${path} is not executable` };
-    }
-    throw error;
+    const reason = error instanceof Deno.errors.NotFound
+      ? `no Chromium at ${path} (apt-get install -y chromium, or set CHROMIUM_PATH)`
+      : error instanceof Deno.errors.PermissionDenied
+      ? `Chromium at ${path} is not executable`
+      : undefined;
+    if (reason === undefined) throw error;
+    if (browserRequired()) throw new Error(`${reason}; REQUIRE_BROWSER or CI is set`);
+    return { chromium: null, reason };
   }
 
   const stderr = drainStderr(child.stderr);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import {
   contentTypeFor,
   etagMatches,
@@ -90,4 +91,56 @@ Deno.test("contentTypeFor: by extension, octet-stream otherwise", () => {
   assert.equal(contentTypeFor("a.SVG"), "image/svg+xml");
   assert.equal(contentTypeFor("a.woff2"), "font/woff2");
   assert.equal(contentTypeFor("noext"), "application/octet-stream");
+});
+
+Deno.test("indexStaticFiles: files without copies on disk are compressed in memory where it pays", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg">${"<rect/>".repeat(100)}</svg>`;
+    await Deno.writeTextFile(`${dir}/icon.svg`, svg);
+    await Deno.mkdir(`${dir}/docs`);
+    await Deno.writeTextFile(`${dir}/docs/notes.txt`, "line\n".repeat(200));
+    await Deno.writeTextFile(`${dir}/tiny.txt`, "hi");
+    // Random bytes do not compress, and a PNG is not even tried.
+    await Deno.writeFile(`${dir}/photo.png`, crypto.getRandomValues(new Uint8Array(4096)));
+    const index = await indexStaticFiles(dir, { serveSourceMaps: false });
+    const serve = (path: string, acceptEncoding: string) =>
+      serveStatic(
+        index,
+        new Request(`http://x${path}`, {
+          headers: { "accept-encoding": acceptEncoding },
+        }),
+        path,
+      )!;
+
+    for (const path of ["/icon.svg", "/docs/notes.txt"]) {
+      const original = await Deno.readFile(`${dir}${path}`);
+      const br = await serve(path, "gzip, br");
+      assert.equal(br.headers.get("content-encoding"), "br", path);
+      assert.equal(br.headers.get("vary"), "Accept-Encoding", path);
+      const brBytes = new Uint8Array(await br.arrayBuffer());
+      assert.ok(brBytes.length < original.length, path);
+      assert.deepEqual(new Uint8Array(brotliDecompressSync(brBytes)), original, path);
+      assert.equal(Number(br.headers.get("content-length")), brBytes.length);
+
+      const gz = await serve(path, "gzip");
+      assert.equal(gz.headers.get("content-encoding"), "gzip", path);
+      const gzBytes = new Uint8Array(await gz.arrayBuffer());
+      assert.deepEqual(new Uint8Array(gunzipSync(gzBytes)), original, path);
+      assert.notEqual(gz.headers.get("etag"), br.headers.get("etag"));
+
+      const plain = await serve(path, "identity");
+      assert.equal(plain.headers.get("content-encoding"), null);
+      assert.equal(plain.headers.get("vary"), "Accept-Encoding", "caches must tell them apart");
+      assert.deepEqual(new Uint8Array(await plain.arrayBuffer()), original);
+    }
+    for (const path of ["/tiny.txt", "/photo.png"]) {
+      const res = await serve(path, "gzip, br");
+      assert.equal(res.headers.get("content-encoding"), null, path);
+      assert.equal(res.headers.get("vary"), null, `${path} has one representation`);
+      await res.body?.cancel();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

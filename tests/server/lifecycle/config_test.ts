@@ -88,3 +88,17 @@ Deno.test("loadConfig: a long bad value is shortened in the message", () => {
     (error: Error) => error.message.length < 200,
   );
 });
+
+Deno.test("loadConfig: HOST is an IP address or a host name; IPv6 brackets are dropped", () => {
+  for (const host of ["127.0.0.1", "::1", "0.0.0.0", "::", "localhost", "my-host.example.com"]) {
+    assert.equal(loadConfig({ HOST: host }).host, host);
+  }
+  assert.equal(loadConfig({ HOST: "[::1]" }).host, "::1");
+  for (const host of ["a b", "a,b", "host/path", "http://x", "-bad", "[::1"]) {
+    assert.throws(
+      () => loadConfig({ HOST: host }),
+      (e) => e instanceof ConfigError && e.message.startsWith("HOST: expected an IP address"),
+      host,
+    );
+  }
+});

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import {
+  describeListenError,
+  explainListenError,
+  formatHost,
+  listeningUrl,
+} from "../../../server/lifecycle/listen_address.ts";
+import { StartupError } from "../../../server/lifecycle/startup_error.ts";
+
+const at = { hostname: "127.0.0.1", port: 8000 };
+
+Deno.test("describeListenError: one line naming the variable for each failure a user causes", () => {
+  const cases: [unknown, RegExp][] = [
+    [
+      new Deno.errors.AddrInUse("Address already in use (os error 98)"),
+      /^PORT: 8000 is already in use/,
+    ],
+    [
+      new Deno.errors.AddrNotAvailable("os error 99"),
+      /^HOST: 127\.0\.0\.1 is not an address of this machine/,
+    ],
+    [
+      new Deno.errors.PermissionDenied("os error 13"),
+      /^PORT: the system does not allow .* port 8000/,
+    ],
+    [
+      new Deno.errors.NotCapable("Requires net access"),
+      /^missing permission --allow-net=127\.0\.0\.1:8000 /,
+    ],
+    [
+      new Error("failed to lookup address information: Name or service not known"),
+      /^HOST: cannot resolve "127\.0\.0\.1"/,
+    ],
+  ];
+  for (const [error, line] of cases) {
+    const reason = describeListenError(error, at);
+    assert.match(reason ?? "", line);
+    assert.ok(!reason!.includes("\n"));
+    const explained = explainListenError(error, at);
+    assert.ok(explained instanceof StartupError);
+    assert.equal(explained.message, reason);
+  }
+});
+
+Deno.test("describeListenError: anything else is left as it is", () => {
+  const bug = new TypeError("not a listen failure");
+  assert.equal(describeListenError(bug, at), undefined);
+  assert.equal(explainListenError(bug, at), bug);
+  assert.equal(describeListenError("a string", at), undefined);
+});
+
+Deno.test("listeningUrl: IPv6 in brackets, wildcard addresses as localhost", () => {
+  assert.equal(listeningUrl({ hostname: "::1", port: 8000 }), "http://[::1]:8000/");
+  assert.equal(listeningUrl({ hostname: "fe80::1", port: 1 }), "http://[fe80::1]:1/");
+  assert.equal(listeningUrl({ hostname: "127.0.0.1", port: 80 }), "http://127.0.0.1:80/");
+  assert.equal(listeningUrl({ hostname: "0.0.0.0", port: 8000 }), "http://localhost:8000/");
+  assert.equal(listeningUrl({ hostname: "::", port: 8000 }), "http://localhost:8000/");
+  assert.equal(listeningUrl({ hostname: "example.com", port: 3 }), "http://example.com:3/");
+  assert.equal(formatHost("[::1]"), "[::1]");
+});
