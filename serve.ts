@@ -10,19 +10,19 @@
  *
  * On SIGINT/SIGTERM each worker keeps listening until its running requests are done (uploads
  * still arriving are read to the end), then stops listening and flushes monitoring; the
- * process exits 0 once every worker has (serve_workers.ts). Deno's own signal handling would stop the server at
- * once and cut those uploads: serve_shutdown.ts holds it back until then.
+ * process exits 0 once every worker has (serve_workers.ts). Deno's own signal handling would
+ * stop the server at once and cut those uploads: serve_shutdown.ts holds it back until then.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { defaultLogWriter } from "./server/http/app.ts";
-import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "./server/constants.ts";
+import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
 import { withLastResort } from "./server/http/last_resort.ts";
-import { listeningUrl } from "./server/lifecycle/listen_address.ts";
-import { onStdinClosed } from "./server/lifecycle/parent_gone.ts";
+import { startupBanner } from "./server/lifecycle/banner.ts";
+import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { holdServeShutdown } from "./server/lifecycle/serve_shutdown.ts";
 import { joinWorkers } from "./server/lifecycle/serve_workers.ts";
 
@@ -32,14 +32,8 @@ const { config, release, monitoring, handler } = await createServerApp(readEnv()
 const inFlight = new InFlight();
 const workers = joinWorkers();
 
-let stopping = false;
-async function stop(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  console.log(`server: stopping (${inFlight.count} requests in flight)`);
-  if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
-    console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
-  }
+onStopRequest(async () => {
+  await drain(inFlight);
   denoShutdown.release();
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
   // Deno.exit ends every worker: only once all are done (or past the longest they may take,
@@ -48,22 +42,17 @@ async function stop(): Promise<void> {
   await workers.finished();
   clearTimeout(deadline);
   Deno.exit(0);
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, stop);
+});
 // Registered after ours, so Deno's listener is the one held.
 const denoShutdown = holdServeShutdown();
-if (Deno.args.includes(STDIN_LIFELINE_FLAG)) onStdinClosed(stop);
 
 export default {
   // The default export has no onError: this gives the same last-resort answer as main.ts.
   fetch: withLastResort(inFlight.track(handler)),
   // Called in the first worker only.
   onListen(addr) {
-    console.log(
-      `Listening on ${listeningUrl(addr as Deno.NetAddr)} (release ${release}, deno serve)`,
-    );
-    if (config.sentryDsn === undefined) {
-      console.log("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
+    for (const line of startupBanner(addr as Deno.NetAddr, config, release, "deno serve")) {
+      console.log(line);
     }
   },
 } satisfies Deno.ServeDefaultExport;

@@ -1,5 +1,17 @@
 /** Values shared by several modules; one place to change them. */
 
+/** The folder served at `/`; the build writes its output under it. */
+export const STATIC_DIR = "static";
+
+/** The client build's output: content-hashed files, served `immutable`. */
+export const BUILD_DIR = `${STATIC_DIR}/build`;
+
+/** What the build produced, for the server (a dot file, so it is never served). */
+export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
+
+/** Dev mode's build result, written by the runner and watched by the server. */
+export const DEV_STATUS_FILE = `${BUILD_DIR}/.dev-status.json`;
+
 /** The Sentry tunnel's path; the browser SDK's `tunnel` option points here. */
 export const MONITORING_PATH = "/monitoring";
 

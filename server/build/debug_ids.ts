@@ -12,7 +12,7 @@ export async function debugIdFor(bytes: Uint8Array<ArrayBuffer>): Promise<string
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).slice(0, 16);
   hash[6] = (hash[6] & 0x0f) | 0x40;
   hash[8] = (hash[8] & 0x3f) | 0x80;
-  const hex = Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = hash.toHex();
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
     hex.slice(20)
   }`;

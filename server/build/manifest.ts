@@ -2,6 +2,7 @@
  * The build manifest: which hashed files the page must load. The build derives it from
  * esbuild's metafile; the server reads it once at start-up.
  */
+import { MANIFEST_FILE } from "../constants.ts";
 
 /** What the HTML document needs to reference, as URL paths. */
 export interface Manifest {
@@ -24,9 +25,6 @@ export interface Metafile {
     imports: { path: string; kind: string; external?: boolean }[];
   }>;
 }
-
-/** Where the manifest lives; a dot file, so the static server never serves it. */
-export const MANIFEST_FILE = "static/build/.manifest.json";
 
 /**
  * Derive the manifest from esbuild's metafile. `staticDir` is the folder served at `/`;

@@ -13,6 +13,8 @@ import { serveDevClient } from "./client_script.ts";
 import { createInboxPageHandler, type DevInbox } from "./inbox.ts";
 import { type BuildStatus, readBuildStatus, ReloadChannel, watchBuildStatus } from "./reload.ts";
 import { methodNotAllowed } from "../http/error_pages.ts";
+import { isBadTarget, parseRequestTarget } from "../http/request_target.ts";
+import { STOP_SIGNALS } from "../lifecycle/shutdown.ts";
 
 /** What the dev wrapper is built from. */
 export interface DevOptions {
@@ -35,13 +37,14 @@ export interface DevOptions {
  */
 export async function createDevHandler(options: DevOptions): Promise<Handler> {
   let app = options.app;
-  const routes: Record<string, Handler> = {};
-  if (options.inbox) routes[DEV_PATHS.inbox] = createInboxPageHandler(options.inbox);
+  // A Map, not an object: the path is the client's.
+  const routes = new Map<string, Handler>();
+  if (options.inbox) routes.set(DEV_PATHS.inbox, createInboxPageHandler(options.inbox));
   if (options.devMode) {
     const status = await readBuildStatus();
     const channel = new ReloadChannel({ status, buildId: options.buildId });
-    routes[DEV_PATHS.reload] = channel.handler;
-    routes[DEV_PATHS.client] = serveDevClient;
+    routes.set(DEV_PATHS.reload, channel.handler);
+    routes.set(DEV_PATHS.client, serveDevClient);
     watchBuildStatus(async (next: BuildStatus) => {
       if (next.ok) {
         try {
@@ -54,12 +57,12 @@ export async function createDevHandler(options: DevOptions): Promise<Handler> {
       channel.publish(next);
     }, { lastSeq: status?.seq });
     // Open event streams would hold a graceful shutdown (main.ts) forever.
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      Deno.addSignalListener(signal, () => channel.close());
-    }
+    for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, () => channel.close());
   }
   return (req, info) => {
-    const route = routes[new URL(req.url).pathname];
+    // A target the app would refuse (a bad Host, say) goes to the app, which answers 400.
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    const route = isBadTarget(target) ? undefined : routes.get(target.path);
     if (route === undefined) return app(req, info);
     if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
     return route(req, info);

@@ -11,9 +11,7 @@
  * - `server-error` on connect, from the page the runner serves while the server cannot start
  *   (server/dev/fallback_page.ts), with the error that stopped it.
  */
-
-/** Written by the dev runner, read by the server; a dot file, so it is never served. */
-export const DEV_STATUS_FILE = "static/build/.dev-status.json";
+import { DEV_STATUS_FILE } from "../constants.ts";
 
 /** One esbuild error, as the overlay shows it. */
 export interface BuildError {

@@ -11,6 +11,7 @@
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
+import { listFiles } from "../walk_files.ts";
 
 /** One representation of a file: the original or a precompressed copy. */
 interface Variant {
@@ -77,7 +78,7 @@ export async function indexStaticFiles(
   dir: string,
   options: { serveSourceMaps: boolean },
 ): Promise<StaticIndex> {
-  const files = new Set(await walk(dir, ""));
+  const files = new Set(await listFiles(dir));
   const index = new Map<string, StaticEntry>();
   for (const path of files) {
     if (isEncodedCopy(path, files)) continue;
@@ -171,21 +172,6 @@ async function variantOf(
   inMemory: boolean,
 ): Promise<Variant> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const etag = `"${btoa(String.fromCharCode(...digest.subarray(0, 16))).replace(/=+$/, "")}"`;
+  const etag = `"${digest.subarray(0, 16).toBase64({ omitPadding: true })}"`;
   return { file, size: bytes.length, etag, body: inMemory ? bytes : undefined };
-}
-
-async function walk(root: string, prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(prefix ? `${root}/${prefix}` : root)) {
-      const path = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory) found.push(...await walk(root, path));
-      else if (entry.isFile) found.push(path);
-    }
-  } catch (error) {
-    // A missing static/ folder just means there is nothing to serve.
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return found;
 }

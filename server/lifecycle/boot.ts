@@ -11,9 +11,7 @@ import { type Monitoring, startMonitoring } from "../monitoring/sentry.ts";
 import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
 import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
 import { StartupError } from "./startup_error.ts";
-
-/** The folder served at `/`; the build writes its output under it. */
-export const STATIC_ROOT = "static";
+import { STATIC_DIR } from "../constants.ts";
 
 /** A ready-to-serve app and what its entry needs to listen and shut down. */
 export interface ServerApp {
@@ -59,7 +57,7 @@ interface Build {
  */
 export async function createServerApp(env: Env): Promise<ServerApp> {
   const config = loadConfig(env);
-  const missing = firstMissing(runtimePermissions(config, STATIC_ROOT));
+  const missing = firstMissing(runtimePermissions(config, STATIC_DIR));
   if (missing) throw new StartupError(describeMissing(missing));
   const build = await loadBuild(config);
   const release = config.sentryRelease ?? build.manifest.buildId;
@@ -89,7 +87,7 @@ async function loadBuild(config: Config): Promise<Build> {
   const manifest = await readManifest().catch((error) => {
     throw new StartupError(error.message);
   });
-  const staticIndex = await indexStaticFiles(STATIC_ROOT, {
+  const staticIndex = await indexStaticFiles(STATIC_DIR, {
     serveSourceMaps: config.serveSourceMaps,
   });
   return { manifest, staticIndex };

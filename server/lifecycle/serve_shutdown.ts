@@ -6,8 +6,9 @@
  * module has loaded, so serve.ts holds that registration here and runs Deno's listener itself
  * once its own requests are done, as main.ts does before `server.shutdown()`.
  */
+import { STOP_SIGNALS } from "./shutdown.ts";
 
-const SIGNALS: ReadonlySet<Deno.Signal> = new Set(["SIGINT", "SIGTERM"]);
+const SIGNALS: ReadonlySet<Deno.Signal> = new Set(STOP_SIGNALS);
 
 /** Deno's own shutdown listeners, held back until {@link HeldShutdown.release}. */
 export interface HeldShutdown {

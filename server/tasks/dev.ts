@@ -12,11 +12,13 @@
  *   and keeps `/_dev/reload` up, until the next save starts it again.
  */
 import * as esbuild from "esbuild";
-import { buildOptions, finishBuild, hashInputs, OUT_DIR } from "./build.ts";
+import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
+import { BUILD_DIR, MANIFEST_FILE } from "../constants.ts";
+import { listFiles } from "../walk_files.ts";
 import { type BuildError, type BuildStatus, writeBuildStatus } from "../dev/reload.ts";
 import { needsRestart, serverModuleFiles } from "../dev/server_graph.ts";
 import { DevSupervisor } from "../dev/supervisor.ts";
-import { MANIFEST_FILE } from "../build/manifest.ts";
+import { onStopRequest } from "../lifecycle/shutdown.ts";
 
 export { DEV_SERVER_ARGS } from "../dev/server_process.ts";
 
@@ -47,7 +49,7 @@ export class DevBuilder {
   }
 
   static async create(): Promise<DevBuilder> {
-    await Deno.mkdir(OUT_DIR, { recursive: true });
+    await Deno.mkdir(BUILD_DIR, { recursive: true });
     return new DevBuilder(await esbuild.context(buildOptions("development")));
   }
 
@@ -92,15 +94,11 @@ function isBuildFailure(error: unknown): error is esbuild.BuildFailure {
 // compressed copies) so static/ holds one build. Dot files (manifest, status) stay.
 async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
   const keep = new Set(Object.keys(metafile.outputs));
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.name.startsWith(".")) continue;
-      if (entry.isDirectory) await walk(path);
-      else if (!keep.has(path)) await Deno.remove(path).catch(() => {});
-    }
-  };
-  await walk(OUT_DIR);
+  for (const file of await listFiles(BUILD_DIR)) {
+    const path = `${BUILD_DIR}/${file}`;
+    if (file.split("/").some((part) => part.startsWith("."))) continue;
+    if (!keep.has(path)) await Deno.remove(path).catch(() => {});
+  }
 }
 
 /**
@@ -210,17 +208,12 @@ async function runDev(): Promise<void> {
   }
   if (!supervisor.started) console.error("dev: the server starts after the first good build");
 
-  let stopping = false;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, async () => {
-      if (stopping) return;
-      stopping = true;
-      stopWatching();
-      await supervisor.stop();
-      await builder.dispose();
-      Deno.exit(0);
-    });
-  }
+  onStopRequest(async () => {
+    stopWatching();
+    await supervisor.stop();
+    await builder.dispose();
+    Deno.exit(0);
+  });
 }
 
 if (import.meta.main) {

@@ -18,6 +18,7 @@ import {
   watchAncestors,
 } from "../lifecycle/parent_gone.ts";
 import { servingArgs } from "../lifecycle/serve_args.ts";
+import { STOP_SIGNALS } from "../lifecycle/shutdown.ts";
 import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 
 let args: string[];
@@ -40,9 +41,7 @@ const forward = (signal: Deno.Signal) => {
     // Already exited; its status ends this process below.
   }
 };
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, () => forward(signal));
-}
+for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, () => forward(signal));
 const stopWatching = watchAncestors(ancestors, () => {
   console.error("launcher: the command that started the server has ended; stopping the server");
   forward("SIGTERM");

@@ -191,7 +191,7 @@ async function decodeEnvelope(request: ReceivedRequest): Promise<Envelope> {
 /** Lower-case hex SHA-256, as in {@link ReceivedRequest.sha256}. */
 export async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return digest.toHex();
 }
 
 // Resolves early when `signal` aborts (the ingest closes), and clears its timer either way, so a
