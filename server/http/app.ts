@@ -22,7 +22,7 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import { formatRecord, LineWriter, requestIdFor } from "./request_log.ts";
+import { formatRecord, LineWriter, logTime, requestIdFor } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
 import { formatTunnelRecord } from "../tunnel/log.ts";
@@ -91,17 +91,15 @@ export function createApp(deps: AppDeps): Handler {
     return api ? apiNotFound() : notFound();
   };
 
-  const dispatch = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
-    try {
-      const route = routes.get(path);
-      if (route !== undefined) {
-        const handler = route.methods.get(req.method);
-        return handler ? await handler(req, info) : route.refuse(route.allow);
-      }
-      return await fallback(req, info, path);
-    } catch (error) {
-      return failed(error, monitoring);
+  // Synchronous when the route's handler is (the pages are): each promise on the way costs
+  // about a microsecond, and Deno.serve takes a Response as it is.
+  const dispatch = (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+    const route = routes.get(path);
+    if (route === undefined) {
+      return settle((req, info) => fallback(req, info, path), req, info, monitoring);
     }
+    const handler = route.methods.get(req.method);
+    return handler ? settle(handler, req, info, monitoring) : route.refuse(route.allow);
   };
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
@@ -110,32 +108,41 @@ export function createApp(deps: AppDeps): Handler {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,
   };
-
-  // Limits and the request target, then the route; security headers, request id and one log
-  // line on every answer. The path is parsed here once and used for routing, static files,
-  // tracing and the log.
-  return async (req, info) => {
-    const started = performance.now();
-    const requestId = requestIdFor(req);
-    const target = parseRequestTarget(req.url, req.headers.get("host"));
-    if (target.path === MONITORING_PATH) requestIds.set(req, requestId);
-    let res = checkRequestLimits(req) ??
-      (isBadTarget(target)
-        ? plainError(400, target.reason)
-        : await dispatch(req, info, target.path));
+  const answered = (
+    req: Request,
+    res: Response,
+    path: string,
+    requestId: string,
+    started: number,
+  ) => {
     res = applySecurityHeaders(res, { https: isHttps(req, transport), hsts });
     res.headers.set("x-request-id", requestId);
     logLine(formatRecord({
-      time: new Date().toISOString(),
+      time: logTime(),
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
-      path: target.path,
+      path,
       status: res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       bytes: contentLength(res),
       requestId,
     }, logFormat));
     return res;
+  };
+
+  // Limits and the request target, then the route; security headers, request id and one log
+  // line on every answer. The path is parsed here once and used for routing, static files,
+  // tracing and the log.
+  return (req, info) => {
+    const started = performance.now();
+    const requestId = requestIdFor(req);
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    if (target.path === MONITORING_PATH) requestIds.set(req, requestId);
+    const res = checkRequestLimits(req) ??
+      (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, target.path));
+    return res instanceof Promise
+      ? res.then((res) => answered(req, res, target.path, requestId, started))
+      : answered(req, res, target.path, requestId, started);
   };
 }
 
@@ -154,18 +161,36 @@ function route(
 }
 
 function caught(handler: Handler, monitoring: Monitoring, onError: () => Response): Handler {
-  return async (req, info) => {
-    try {
-      return await handler(req, info);
-    } catch (error) {
-      return failed(error, monitoring, onError);
-    }
-  };
+  return (req, info) => settle(handler, req, info, monitoring, onError);
 }
 
-function failed(error: unknown, monitoring: Monitoring, answer = internalError): Response {
+// Call a handler and turn what it throws or rejects with into an error answer, without a
+// promise when the handler answered synchronously.
+function settle(
+  handler: Handler,
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+  monitoring: Monitoring,
+  onError = internalError,
+): Response | Promise<Response> {
+  try {
+    const res = handler(req, info);
+    return res instanceof Promise
+      ? res.catch((error) => failed(error, req, monitoring, onError))
+      : res;
+  } catch (error) {
+    return failed(error, req, monitoring, onError);
+  }
+}
+
+function failed(
+  error: unknown,
+  req: Request,
+  monitoring: Monitoring,
+  answer = internalError,
+): Response {
   console.error("request failed:", error);
-  monitoring.captureError(error);
+  monitoring.captureError(error, req);
   return answer();
 }
 

@@ -35,6 +35,21 @@ export function formatRecord(record: RequestRecord, format: LogFormat): string {
     `${record.durationMs}ms ${bytes}B ${record.requestId}`;
 }
 
+let lastMs = NaN;
+let lastIso = "";
+
+/**
+ * The time for a log line, ISO 8601 in UTC. Formatted once per millisecond: under load many
+ * requests end in the same one, and `toISOString` costs about 1 µs.
+ */
+export function logTime(nowMs: number = Date.now()): string {
+  if (nowMs !== lastMs) {
+    lastMs = nowMs;
+    lastIso = new Date(nowMs).toISOString();
+  }
+  return lastIso;
+}
+
 // Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -64,8 +64,9 @@ export function applySecurityHeaders(
     // Response.redirect() and fetched responses have immutable headers: copy them.
     res = new Response(res.body, res);
     headers = res.headers;
+    headers.set(ALWAYS[0][0], ALWAYS[0][1]);
   }
-  for (const [name, value] of ALWAYS) headers.set(name, value);
+  for (let i = 1; i < ALWAYS.length; i++) headers.set(ALWAYS[i][0], ALWAYS[i][1]);
   if (options.hsts === "on" || (options.hsts === "auto" && options.https)) {
     headers.set("strict-transport-security", HSTS_VALUE);
   }

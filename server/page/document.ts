@@ -1,7 +1,7 @@
 /**
  * The HTML document around a page's server-rendered HTML. The page's HTML is fixed when the
- * renderer is created; each request only splices its own parts (nonce, trace meta tags) into
- * the cached template.
+ * renderer is created and encoded once; each request only copies those bytes and its own parts
+ * (nonce, trace meta tags) into one new buffer, with no string building or re-encoding.
  */
 import type { Manifest } from "../build/manifest.ts";
 import { escapeHtml, serializeJson } from "./html.ts";
@@ -31,25 +31,57 @@ const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
 /**
- * Build a function that returns the full HTML document for a request.
+ * Build a function that returns the full HTML document for a request, as UTF-8 bytes.
  *
  * @example
  * const appHtml = renderToString(createElement(App, { page }));
  * const render = createDocumentRenderer(manifest, { title: "App", appHtml, clientConfig: {} });
- * const html = render({ nonce: createNonce(), headTags: "" }); // one request's document
+ * const body = render({ nonce: createNonce(), headTags: "" }); // one request's document
  */
 export function createDocumentRenderer(
   manifest: Manifest,
   options: RenderOptions,
-): (parts: RequestParts) => string {
-  const segments = documentTemplate(manifest, options).split(/(\0nonce\0|\0head\0)/);
+): (parts: RequestParts) => Uint8Array<ArrayBuffer> {
+  const pieces = documentTemplate(manifest, options).split(/(\0nonce\0|\0head\0)/);
+  // Even pieces are fixed text, odd ones say which part goes between them.
+  const fixed = pieces.filter((_, i) => i % 2 === 0).map((text) => encoder.encode(text));
+  const isNonce = pieces.filter((_, i) => i % 2 === 1).map((slot) => slot === NONCE);
+  const fixedLength = fixed.reduce((sum, bytes) => sum + bytes.length, 0);
+  const nonces = isNonce.filter(Boolean).length;
+  const heads = isNonce.length - nonces;
   return (parts) => {
-    let html = segments[0];
-    for (let i = 1; i < segments.length; i += 2) {
-      html += (segments[i] === NONCE ? parts.nonce : parts.headTags) + segments[i + 1];
+    const nonce = textPart(parts.nonce);
+    const head = textPart(parts.headTags);
+    const out = new Uint8Array(fixedLength + nonces * nonce.length + heads * head.length);
+    out.set(fixed[0]);
+    let at = fixed[0].length;
+    for (let i = 0; i < isNonce.length; i++) {
+      at = writePart(out, at, isNonce[i] ? nonce : head);
+      out.set(fixed[i + 1], at);
+      at += fixed[i + 1].length;
     }
-    return html;
+    return out;
   };
+}
+
+const encoder = new TextEncoder();
+
+// A request's parts are ASCII in practice (base64, hex ids, percent-encoded baggage): those are
+// copied code unit by code unit, cheaper than an encode call; anything else is encoded.
+function textPart(text: string): string | Uint8Array {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) return encoder.encode(text);
+  }
+  return text;
+}
+
+function writePart(out: Uint8Array, at: number, part: string | Uint8Array): number {
+  if (typeof part !== "string") {
+    out.set(part, at);
+    return at + part.length;
+  }
+  for (let i = 0; i < part.length; i++) out[at + i] = part.charCodeAt(i);
+  return at + part.length;
 }
 
 function documentTemplate(manifest: Manifest, options: RenderOptions): string {

@@ -11,7 +11,7 @@ import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 import type { AppDeps } from "../http/app_deps.ts";
 import type { Handler } from "../http/handler.ts";
 import { DEV_PATHS, MONITORING_PATH } from "../constants.ts";
-import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts";
+import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer, type RequestParts } from "./document.ts";
 
 /** The handlers for the declared pages and for the not-found page. */
@@ -45,7 +45,7 @@ export function createPageHandlers(
     : config.tunnelAllowedDsns[0];
   const reportUri = ownDsn &&
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
-  const encoder = new TextEncoder();
+  const csp = cspWriter(reportUri);
 
   const handlerFor = (page: ResolvedPage, status: number, traced: boolean): Handler => {
     const render = createDocumentRenderer(deps.manifest, {
@@ -58,12 +58,12 @@ export function createPageHandlers(
       const nonce = createNonce();
       // Untraced answers (the 404) carry no trace for the browser to continue.
       const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags(req) : "" };
-      const body = encoder.encode(render(parts));
+      const body = render(parts);
       const headers = {
         "content-type": "text/html; charset=utf-8",
         // The page carries per-request parts (nonce, trace), so caches must revalidate.
         "cache-control": "no-cache",
-        "content-security-policy": contentSecurityPolicy(nonce, reportUri),
+        "content-security-policy": csp(nonce),
         "content-length": String(body.length),
       };
       return new Response(req.method === "HEAD" ? null : body, { status, headers });

@@ -1,28 +1,45 @@
 /**
- * The benchmark's baselines: a bare `Deno.serve` that answers every request with one constant
- * HTML page (the app's own `GET /` body, read from a file).
+ * The benchmark's baselines: a bare `Deno.serve` that answers every request with the app's own
+ * `GET /` page (read from a file).
  *
- * - plain: only `Content-Type` and `Cache-Control`; what serving these bytes costs at all.
+ * - plain: the page as it is, with only `Content-Type` and `Cache-Control`; what serving these
+ *   bytes costs at all.
  * - identical (a second argument, a JSON file of the app's response headers): the same headers
- *   as the app (CSP, security headers) and a fresh `X-Request-Id` per request, so the gap to
- *   the app is what the app adds, not what the platform costs for this response.
+ *   as the app and the per-request work the response itself needs, done the cheapest way known:
+ *   a fresh CSP nonce (16 random bytes, base64) written into the pre-encoded page bytes and into
+ *   the CSP header, and a fresh `X-Request-Id`. So the gap to the app is what the app adds
+ *   (routing, limits, request log, monitoring), not what this response costs on the platform.
  *
  *   deno run --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS tests/bench/baseline.ts PAGE [HEADERS]
  *
  * Prints one JSON line `{"port":N}` once it listens.
  */
+import { nonceSplicer } from "./nonce_splice.ts";
+
 const page = await Deno.readTextFile(Deno.args[0]);
 const fixed: Record<string, string> = Deno.args[1] === undefined
   ? { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" }
   : JSON.parse(await Deno.readTextFile(Deno.args[1]));
-const identical = Deno.args[1] !== undefined;
+
+const handler = Deno.args[1] === undefined
+  ? () => new Response(page, { headers: fixed })
+  : identicalHandler(page, fixed);
 
 Deno.serve({
   hostname: "127.0.0.1",
   port: 0,
   onListen: ({ port }) => console.log(JSON.stringify({ port })),
-}, () => {
-  const res = new Response(page, { headers: fixed });
-  if (identical) res.headers.set("x-request-id", crypto.randomUUID());
-  return res;
-});
+}, handler);
+
+function identicalHandler(page: string, headers: Record<string, string>) {
+  const splice = nonceSplicer(page, headers["content-security-policy"] ?? "");
+  const random = new Uint8Array(16);
+  return () => {
+    const nonce = (crypto.getRandomValues(random) as Uint8Array & { toBase64(): string })
+      .toBase64();
+    const { body, csp } = splice(nonce);
+    return new Response(body, {
+      headers: { ...headers, "content-security-policy": csp, "x-request-id": crypto.randomUUID() },
+    });
+  };
+}

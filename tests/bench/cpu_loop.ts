@@ -3,7 +3,11 @@
  * request traced, with envelopes sent to a fake ingest in its own process. Quieter than wrk on a
  * shared machine: it counts this process's CPU time, not wall time.
  *
- *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run tests/bench/cpu_loop.ts [N]
+ *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run tests/bench/cpu_loop.ts \
+ *     [N] [off|on|all]
+ *
+ * With `--v8-flags=--expose-gc` it also reports the live heap after a full collection, to tell
+ * what the app holds from what V8 and the allocator keep.
  */
 import process from "node:process";
 import { createApp } from "../../server/http/app.ts";
@@ -52,6 +56,9 @@ try {
   await run(n);
   const used = process.cpuUsage(before);
   const mem = Deno.memoryUsage();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const live = gc === undefined ? undefined : Deno.memoryUsage();
   const stats = await (await fetch(`${ingest.url}/stats`)).json();
   console.log(JSON.stringify({
     mode,
@@ -61,6 +68,11 @@ try {
     rssMB: +(mem.rss / 1e6).toFixed(1),
     rssGrowthMB: +((mem.rss - rssBefore) / 1e6).toFixed(1),
     heapMB: +(mem.heapUsed / 1e6).toFixed(1),
+    ...(live && {
+      liveHeapMB: +(live.heapUsed / 1e6).toFixed(1),
+      externalMB: +(live.external / 1e6).toFixed(1),
+      rssAfterGcMB: +(live.rss / 1e6).toFixed(1),
+    }),
   }));
 } finally {
   await ingest.stop();

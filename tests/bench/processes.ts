@@ -74,7 +74,8 @@ export async function startApp(
     cwd: ROOT,
     clearEnv: true,
     env: { ...inheritedEnv(), ...appEnv },
-    stdin: "null",
+    // The server's lifeline (parent_gone.ts): held open, never written, until the process ends.
+    stdin: "piped",
     // One log line per request: written, as in production, but not kept.
     stdout: "null",
     stderr: "piped",

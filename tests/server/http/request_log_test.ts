@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { formatRecord, LineWriter, requestIdFor } from "../../../server/http/request_log.ts";
+import {
+  formatRecord,
+  LineWriter,
+  logTime,
+  requestIdFor,
+} from "../../../server/http/request_log.ts";
 
 const record = {
   time: "2026-11-22T06:00:00.000Z",
@@ -47,4 +52,11 @@ Deno.test("LineWriter: batches lines and writes them all on flush", async () => 
   await writer.flush();
   assert.equal(written.length, 2, "a full batch is written at once");
   assert.equal(String(written.at(1)).split("\n").length, 257);
+});
+
+Deno.test("logTime: the ISO time of the millisecond given, reused within it", () => {
+  for (const ms of [0, 1_700_000_000_123, 1_700_000_000_123, 1_700_000_000_124, 0]) {
+    assert.equal(logTime(ms), new Date(ms).toISOString());
+  }
+  assert.match(logTime(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 });

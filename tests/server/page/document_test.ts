@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createDocumentRenderer } from "../../../server/page/document.ts";
 
+const decoder = new TextDecoder();
 const manifest = {
   buildId: "b",
   inputHash: "h",
@@ -15,7 +16,7 @@ Deno.test("createDocumentRenderer: splices the nonce into every script and prelo
     appHtml: "<p>page</p>",
     clientConfig: { a: 1 },
   });
-  const html = render({ nonce: "N0NCE", headTags: "<meta name=x>" });
+  const html = decoder.decode(render({ nonce: "N0NCE", headTags: "<meta name=x>" }));
   const scripts = html.match(/<script\b[^>]*>/g) ?? [];
   const preloads = html.match(/<link rel="modulepreload"[^>]*>/g) ?? [];
   assert.equal(scripts.length, 2);
@@ -35,13 +36,37 @@ Deno.test("createDocumentRenderer: each call gets its own parts", () => {
     appHtml: "<p>page</p>",
     clientConfig: {},
   });
-  const one = render({ nonce: "one", headTags: "" });
-  const two = render({ nonce: "two", headTags: "" });
+  const one = decoder.decode(render({ nonce: "one", headTags: "" }));
+  const two = decoder.decode(render({ nonce: "two", headTags: "" }));
   assert.ok(one.includes('nonce="one"') && !one.includes('nonce="two"'));
   assert.ok(two.includes('nonce="two"') && !two.includes('nonce="one"'));
 });
 
 Deno.test("createDocumentRenderer: the title is escaped", () => {
   const render = createDocumentRenderer(manifest, { title: "<x>&", appHtml: "", clientConfig: {} });
-  assert.ok(render({ nonce: "n", headTags: "" }).includes("<title>&#60;x&#62;&#38;</title>"));
+  const html = decoder.decode(render({ nonce: "n", headTags: "" }));
+  assert.ok(html.includes("<title>&#60;x&#62;&#38;</title>"));
+});
+
+Deno.test("createDocumentRenderer: the bytes are the UTF-8 of the document, whatever the parts", () => {
+  const render = createDocumentRenderer(manifest, {
+    title: "Café ✓",
+    appHtml: "<p>naïve 🚀</p>",
+    clientConfig: { note: "ü" },
+  });
+  const parts = [
+    { nonce: "abc+/==", headTags: "" },
+    { nonce: "n", headTags: '<meta name="baggage" content="a=b">' },
+    { nonce: "n", headTags: '<meta content="é🚀">' },
+    { nonce: "", headTags: "x" },
+  ];
+  for (const part of parts) {
+    const bytes = render(part);
+    const html = decoder.decode(bytes);
+    assert.deepEqual(bytes, new TextEncoder().encode(html), "exact length, no stray bytes");
+    assert.ok(html.includes(`nonce="${part.nonce}"`));
+    assert.ok(html.includes(`${part.headTags}\n<link rel="stylesheet"`));
+    assert.ok(html.includes("<title>Café ✓</title>") && html.includes("<p>naïve 🚀</p>"));
+    assert.ok(html.endsWith("</html>"));
+  }
 });
