@@ -7,6 +7,7 @@ import { brotliCompressSync } from "node:zlib";
 import { type Dsn, parseDsn, sameDsn } from "../../../server/tunnel/dsn.ts";
 import { createTunnelHandler, type TunnelOptions } from "../../../server/tunnel/handler.ts";
 import type { TunnelRecord } from "../../../server/tunnel/log.ts";
+import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 
 const MiB = 1024 * 1024;
@@ -30,11 +31,14 @@ interface Tunnel extends AsyncDisposable {
 
 function startTunnel(allowed: readonly string[], options: Partial<TunnelOptions> = {}): Tunnel {
   const logs: LogLine[] = [];
+  // The tunnel's own client, as in production, closed with the tunnel so no socket outlives it.
+  const client = createIngestClient({ maxResponseBytes: 64 * 1024 });
   const handler = createTunnelHandler({
     allowedDsns: allowed.map(mustParse),
     maxBodyBytes: 8 * MiB,
     timeoutMs: 10_000,
     trustProxy: false,
+    fetch: client.fetch,
     log: (fields) => logs.push(fields),
     ...options,
   });
@@ -43,7 +47,10 @@ function startTunnel(allowed: readonly string[], options: Partial<TunnelOptions>
     url: `http://127.0.0.1:${server.addr.port}/monitoring`,
     port: server.addr.port,
     logs,
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    [Symbol.asyncDispose]: async () => {
+      await server.shutdown();
+      client.close();
+    },
   };
 }
 
