@@ -92,6 +92,9 @@ export class ResponseParser {
     this.#headBytes.append(bytes.subarray(at));
     const all = this.#headBytes.bytes();
     const end = findHeadEnd(all, Math.max(0, before - 3));
+    if (hasBareLf(all.subarray(0, end < 0 ? all.byteLength : end + 4), before)) {
+      return { kind: "error", reason: "bare LF in response head" };
+    }
     if (end < 0) {
       return all.byteLength > this.maxHeadBytes
         ? { kind: "error", reason: "response head too large" }
@@ -189,6 +192,13 @@ export class ResponseParser {
       response: { status: head.status, headers: head.headers, body: this.#body.bytes(), reusable },
     };
   }
+}
+
+function hasBareLf(bytes: Uint8Array, from: number): boolean {
+  for (let i = bytes.indexOf(10, from); i >= 0; i = bytes.indexOf(10, i + 1)) {
+    if (i === 0 || bytes[i - 1] !== 13) return true;
+  }
+  return false;
 }
 
 function findHeadEnd(bytes: Uint8Array, from: number): number {
