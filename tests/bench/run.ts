@@ -45,6 +45,8 @@ const BODIES = `${OUT_DIR}/bodies`;
 const WRK_SCRIPT = `${ROOT}tests/bench/wrk.lua`;
 const MiB = 1024 * 1024;
 const CONNECTIONS = 64;
+// Many large uploads at once: the tunnel streams a few and the rest wait, unread.
+const MANY_UPLOADS = 200;
 const STARTS = 5;
 const MB = 1e6;
 
@@ -56,6 +58,8 @@ interface LoadCase {
   /** A file to POST; GET without it. */
   readonly body?: string;
   readonly headers?: readonly string[];
+  /** wrk connections; CONNECTIONS by default. */
+  readonly connections?: number;
 }
 
 const options = parseArgs(Deno.args);
@@ -109,6 +113,8 @@ async function main() {
   } finally {
     await fresh.stop();
   }
+
+  const many = await manyUploads(appEnv, largeFile, ingest);
 
   const app = keep(await startApp(appEnv, pinning?.servers));
   // The same app with monitoring off, and with every request traced.
@@ -257,6 +263,21 @@ async function main() {
       shortBy: largeOk ? undefined : "see the 1 MiB rows",
     },
     below(`peak RSS, ${CONNECTIONS} concurrent 1 MiB uploads`, uploadRss / MB, 150, "MB"),
+    below(`peak RSS, ${MANY_UPLOADS} concurrent 1 MiB uploads`, many.rss / MB, 200, "MB"),
+    {
+      name: `${MANY_UPLOADS} concurrent 1 MiB uploads all delivered`,
+      measured: `${many.delivered} delivered for ${many.run.requests} answered, ` +
+        `${many.run.errors.status} non-2xx, ${many.run.errors.timeout} timeouts`,
+      target: "all delivered, 0 non-2xx",
+      met: many.ok,
+      shortBy: many.ok ? undefined : "see the uploads row",
+    },
+    below(
+      "POST /monitoring 2 KB: app CPU per envelope",
+      summaries.tunnel2k.cpuUsPerReq ?? NaN,
+      120,
+      "µs",
+    ),
     below("start-up to first 200 (median)", startupMs, 300, "ms"),
   ];
   // What the req/s ratios would be if each server had a core to itself: less noisy, and free
@@ -281,6 +302,11 @@ async function main() {
     [
       `app peak RSS, fresh, ${CONNECTIONS} x 1 MiB uploads`,
       `${(uploadRss / MB).toFixed(1)} MB (${Math.round(reqPerSecOf(uploads))} req/s)`,
+    ],
+    [
+      `app peak RSS, fresh, ${MANY_UPLOADS} x 1 MiB uploads`,
+      `${(many.rss / MB).toFixed(1)} MB (${Math.round(reqPerSecOf(many.run))} req/s, ` +
+      `${many.delivered} delivered)`,
     ],
     ["app peak RSS, whole run (all cases)", `${(wholeRunRss / MB).toFixed(1)} MB`],
     [
@@ -333,7 +359,12 @@ async function main() {
       tunnelVsDirect2k: tunnelRatio,
       tunnelVsDirect1m: largeRatio,
     },
-    peakRssBytes: { freshUnder1MiBUploads: uploadRss, wholeRun: wholeRunRss },
+    peakRssBytes: {
+      freshUnder1MiBUploads: uploadRss,
+      freshUnderManyUploads: many.rss,
+      wholeRun: wholeRunRss,
+    },
+    manyUploads: { connections: MANY_UPLOADS, delivered: many.delivered, run: many.run },
     rssAfterBytes: rssAfter,
     tracedCpuUs: tracedUs,
     startupMs: { median: startupMs, runs: startups },
@@ -348,6 +379,35 @@ async function main() {
   console.log("written to bench-results/latest.json");
 }
 
+/**
+ * A fresh app under MANY_UPLOADS concurrent 1 MiB uploads: its peak RSS, and whether every
+ * envelope wrk got an answer for reached the ingest (uploads wrk cuts off as it stops may
+ * arrive too, so delivered >= answered).
+ */
+async function manyUploads(env: Record<string, string>, body: string, ingest: Server) {
+  console.log(`peak RSS of a fresh app under ${MANY_UPLOADS} concurrent 1 MiB uploads...`);
+  const fresh = await startApp(env, pinning?.servers);
+  try {
+    const before = await ingestStats(ingest);
+    const run = await runWrk({
+      label: `1 MiB uploads x ${MANY_UPLOADS} (fresh app)`,
+      url: new URL("/monitoring", fresh.url).href,
+      server: fresh,
+      body,
+      connections: MANY_UPLOADS,
+    }, options.duration);
+    const rss = await peakRss(fresh.pid);
+    // Let uploads the app was still forwarding when wrk stopped land before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const delivered = (await ingestStats(ingest)).large - before.large;
+    const ok = run.errors.status === 0 && run.errors.timeout === 0 && run.requests > 0 &&
+      delivered >= run.requests;
+    return { run, rss, delivered, ok };
+  } finally {
+    await fresh.stop();
+  }
+}
+
 function keep(server: Server): Server {
   servers.push(server);
   return server;
@@ -357,7 +417,7 @@ function keep(server: Server): Server {
 async function runWrk(load: LoadCase, seconds: number): Promise<WrkRun> {
   const args = [
     "-t1",
-    `-c${CONNECTIONS}`,
+    `-c${load.connections ?? CONNECTIONS}`,
     `-d${seconds}s`,
     "--timeout",
     "10s",
