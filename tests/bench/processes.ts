@@ -74,7 +74,8 @@ export async function startApp(
     cwd: ROOT,
     clearEnv: true,
     env: { ...inheritedEnv(), ...appEnv },
-    stdin: "null",
+    // The serving args end with the stdin lifeline flag: the app runs while its stdin is open.
+    stdin: "piped",
     // One log line per request: written, as in production, but not kept.
     stdout: "null",
     stderr: "piped",

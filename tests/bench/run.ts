@@ -81,7 +81,8 @@ async function main() {
   );
   const dsn = `http://public@${new URL(ingest.url).host}/1`;
   // Monitoring on, with every other setting at its default (traces sample rate 0.1).
-  const appEnv = { SENTRY_DSN: dsn };
+  // No tunnel rate limit: every tunnel case comes from one address (wrk on 127.0.0.1).
+  const appEnv = { SENTRY_DSN: dsn, TUNNEL_RATE_LIMIT: "0" };
   const small = errorEnvelope(dsn);
   const smallFile = `${BODIES}/error-envelope.bin`;
   const largeFile = `${BODIES}/replay-envelope.bin`;
