@@ -63,7 +63,8 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   const release = config.sentryRelease ?? build.manifest.buildId;
   const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
-  const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : globalThis.fetch;
+  // Without dev tools the tunnel uses its own HTTP/1.1 client, which monitoring never wraps.
+  const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : undefined;
   const monitoring = startMonitoring(config, release, { transport: dev?.transport });
   const appFor = ({ manifest, staticIndex }: Build) =>
     createApp({ config, manifest, staticIndex, release, monitoring, fetch: upstreamFetch });

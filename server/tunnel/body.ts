@@ -57,6 +57,14 @@ const SMALL_BODY_BYTES = 64 * 1024;
 const SCRATCH_BYTES = 16 * 1024;
 const STREAM_READ_BYTES = 64 * 1024;
 
+/**
+ * Whether a body streams rather than being collected whole: it declared more than the small-body
+ * size, or no size at all (chunked).
+ */
+export function isLargeBody(declaredBytes: number | null): boolean {
+  return declaredBytes === null || declaredBytes > SMALL_BODY_BYTES;
+}
+
 /** Start reading `req`'s body (which must not be null). */
 export function startTransfer(
   req: Request,

@@ -12,12 +12,15 @@
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
+import { BodySlots } from "./body_slots.ts";
+import { createIngestClient } from "./ingest_client.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
 import { LineWriter } from "../http/request_log.ts";
 import {
   collectSmallBody,
   createDeadlines,
   isBorrowed,
+  isLargeBody,
   readChunk,
   releaseBody,
   startTransfer,
@@ -54,8 +57,11 @@ export interface TunnelOptions {
   readonly rateLimit?: number;
   /** Clock for the rate limit, in ms (tests pass their own). */
   readonly now?: () => number;
-  /** Upstream fetch; tests and wrappers may pass their own. */
+  /** Upstream fetch; tests and wrappers may pass their own. By default the tunnel's own
+   * keep-alive HTTP/1.1 client (see ingest_client.ts), about half the CPU of `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Large bodies (over 64 KiB, or chunked) read and forwarded at once; the rest wait. */
+  readonly maxLargeBodies?: number;
   /** Receives one record per refused or failed envelope; batched stdout JSON by default. */
   readonly log?: (record: TunnelRecord, req: Request) => void;
 }
@@ -70,6 +76,10 @@ const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
 // A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
 // stops bodies of empty deflate blocks that never produce a line.
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
+
+// Each large body in flight holds a few MB (read buffers, the upstream request, their garbage
+// until V8 collects it); 8 keep one core busy with 1 MiB uploads.
+const DEFAULT_LARGE_BODIES = 8;
 
 const MORE: LineOutcome = { kind: "more" };
 
@@ -93,7 +103,9 @@ interface Head {
  * Deno.serve((req, info) => tunnel(req, info));
  */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
-  const upstreamFetch = options.fetch ?? fetch;
+  const upstreamFetch = options.fetch ??
+    createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
+  const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log ?? defaultLog;
   const now = options.now ?? (() => performance.now());
   const deadlines = createDeadlines(options.timeoutMs);
@@ -156,7 +168,13 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     }
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
     deadlines.add(t);
+    let slot = false;
     try {
+      if (isLargeBody(declaredBytes)) {
+        // Its body stays unread, in the kernel's socket buffers, until a slot is free.
+        await slots.take(t);
+        slot = true;
+      }
       const outcome = await forward(req, clientIp, t, format);
       const bytes = t.declaredBytes ?? t.received;
       if (!(outcome instanceof Response)) return reject(req, outcome, bytes);
@@ -173,6 +191,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return reject(req, rejection, t.declaredBytes ?? t.received);
     } finally {
       deadlines.delete(t);
+      if (slot) slots.release();
       // The exchange is over. A read still pending (the ingest answered before taking the
       // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
       // as if complete.

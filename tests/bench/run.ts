@@ -45,6 +45,8 @@ const BODIES = `${OUT_DIR}/bodies`;
 const WRK_SCRIPT = `${ROOT}tests/bench/wrk.lua`;
 const MiB = 1024 * 1024;
 const CONNECTIONS = 64;
+// Many large uploads at once: the tunnel streams a few and the rest wait, unread.
+const MANY_UPLOADS = 200;
 const STARTS = 5;
 const MB = 1e6;
 
@@ -56,6 +58,8 @@ interface LoadCase {
   /** A file to POST; GET without it. */
   readonly body?: string;
   readonly headers?: readonly string[];
+  /** wrk connections; CONNECTIONS by default. */
+  readonly connections?: number;
 }
 
 const options = parseArgs(Deno.args);
@@ -77,7 +81,8 @@ async function main() {
   );
   const dsn = `http://public@${new URL(ingest.url).host}/1`;
   // Monitoring on, with every other setting at its default (traces sample rate 0.1).
-  const appEnv = { SENTRY_DSN: dsn };
+  // No tunnel rate limit: every tunnel case comes from one address (wrk on 127.0.0.1).
+  const appEnv = { SENTRY_DSN: dsn, TUNNEL_RATE_LIMIT: "0" };
   const small = errorEnvelope(dsn);
   const smallFile = `${BODIES}/error-envelope.bin`;
   const largeFile = `${BODIES}/replay-envelope.bin`;
@@ -109,6 +114,8 @@ async function main() {
   } finally {
     await fresh.stop();
   }
+
+  const many = await manyUploads(appEnv, largeFile, ingest);
 
   const app = keep(await startApp(appEnv, pinning?.servers));
   // The page cases get apps of their own, which take only page load like the baselines: their
@@ -267,6 +274,21 @@ async function main() {
       shortBy: largeOk ? undefined : "see the 1 MiB rows",
     },
     below(`peak RSS, ${CONNECTIONS} concurrent 1 MiB uploads`, uploadRss / MB, 150, "MB"),
+    below(`peak RSS, ${MANY_UPLOADS} concurrent 1 MiB uploads`, many.rss / MB, 200, "MB"),
+    {
+      name: `${MANY_UPLOADS} concurrent 1 MiB uploads all delivered`,
+      measured: `${many.delivered} delivered for ${many.run.requests} answered, ` +
+        `${many.run.errors.status} non-2xx, ${many.run.errors.timeout} timeouts`,
+      target: "all delivered, 0 non-2xx",
+      met: many.ok,
+      shortBy: many.ok ? undefined : "see the uploads row",
+    },
+    below(
+      "POST /monitoring 2 KB: app CPU per envelope",
+      summaries.tunnel2k.cpuUsPerReq ?? NaN,
+      120,
+      "µs",
+    ),
     below("start-up to first 200 (median)", startupMs, 300, "ms"),
   ];
   // What the req/s ratios would be if each server had a core to itself: less noisy, and free
@@ -291,6 +313,11 @@ async function main() {
     [
       `app peak RSS, fresh, ${CONNECTIONS} x 1 MiB uploads`,
       `${(uploadRss / MB).toFixed(1)} MB (${Math.round(reqPerSecOf(uploads))} req/s)`,
+    ],
+    [
+      `app peak RSS, fresh, ${MANY_UPLOADS} x 1 MiB uploads`,
+      `${(many.rss / MB).toFixed(1)} MB (${Math.round(reqPerSecOf(many.run))} req/s, ` +
+      `${many.delivered} delivered)`,
     ],
     ["app peak RSS, whole run (all cases)", `${(wholeRunRss / MB).toFixed(1)} MB`],
     [
@@ -344,7 +371,12 @@ async function main() {
       tunnelVsDirect2k: tunnelRatio,
       tunnelVsDirect1m: largeRatio,
     },
-    peakRssBytes: { freshUnder1MiBUploads: uploadRss, wholeRun: wholeRunRss },
+    peakRssBytes: {
+      freshUnder1MiBUploads: uploadRss,
+      freshUnderManyUploads: many.rss,
+      wholeRun: wholeRunRss,
+    },
+    manyUploads: { connections: MANY_UPLOADS, delivered: many.delivered, run: many.run },
     rssAfterBytes: rssAfter,
     tracedCpuUs: tracedUs,
     startupMs: { median: startupMs, runs: startups },
@@ -359,6 +391,35 @@ async function main() {
   console.log("written to bench-results/latest.json");
 }
 
+/**
+ * A fresh app under MANY_UPLOADS concurrent 1 MiB uploads: its peak RSS, and whether every
+ * envelope wrk got an answer for reached the ingest (uploads wrk cuts off as it stops may
+ * arrive too, so delivered >= answered).
+ */
+async function manyUploads(env: Record<string, string>, body: string, ingest: Server) {
+  console.log(`peak RSS of a fresh app under ${MANY_UPLOADS} concurrent 1 MiB uploads...`);
+  const fresh = await startApp(env, pinning?.servers);
+  try {
+    const before = await ingestStats(ingest);
+    const run = await runWrk({
+      label: `1 MiB uploads x ${MANY_UPLOADS} (fresh app)`,
+      url: new URL("/monitoring", fresh.url).href,
+      server: fresh,
+      body,
+      connections: MANY_UPLOADS,
+    }, options.duration);
+    const rss = await peakRss(fresh.pid);
+    // Let uploads the app was still forwarding when wrk stopped land before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const delivered = (await ingestStats(ingest)).large - before.large;
+    const ok = run.errors.status === 0 && run.errors.timeout === 0 && run.requests > 0 &&
+      delivered >= run.requests;
+    return { run, rss, delivered, ok };
+  } finally {
+    await fresh.stop();
+  }
+}
+
 function keep(server: Server): Server {
   servers.push(server);
   return server;
@@ -368,7 +429,7 @@ function keep(server: Server): Server {
 async function runWrk(load: LoadCase, seconds: number): Promise<WrkRun> {
   const args = [
     "-t1",
-    `-c${CONNECTIONS}`,
+    `-c${load.connections ?? CONNECTIONS}`,
     `-d${seconds}s`,
     "--timeout",
     "10s",

@@ -7,6 +7,7 @@ import { brotliCompressSync } from "node:zlib";
 import { type Dsn, parseDsn, sameDsn } from "../../../server/tunnel/dsn.ts";
 import { createTunnelHandler, type TunnelOptions } from "../../../server/tunnel/handler.ts";
 import type { TunnelRecord } from "../../../server/tunnel/log.ts";
+import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 
 const MiB = 1024 * 1024;
@@ -30,11 +31,14 @@ interface Tunnel extends AsyncDisposable {
 
 function startTunnel(allowed: readonly string[], options: Partial<TunnelOptions> = {}): Tunnel {
   const logs: LogLine[] = [];
+  // The tunnel's own client, as in production, closed with the tunnel so no socket outlives it.
+  const client = createIngestClient({ maxResponseBytes: 64 * 1024 });
   const handler = createTunnelHandler({
     allowedDsns: allowed.map(mustParse),
     maxBodyBytes: 8 * MiB,
     timeoutMs: 10_000,
     trustProxy: false,
+    fetch: client.fetch,
     log: (fields) => logs.push(fields),
     ...options,
   });
@@ -43,7 +47,10 @@ function startTunnel(allowed: readonly string[], options: Partial<TunnelOptions>
     url: `http://127.0.0.1:${server.addr.port}/monitoring`,
     port: server.addr.port,
     logs,
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    [Symbol.asyncDispose]: async () => {
+      await server.shutdown();
+      client.close();
+    },
   };
 }
 
@@ -964,4 +971,49 @@ test("1,000 envelopes at 50 concurrent each arrive exactly once, byte for byte",
   assert.deepEqual(received.toSorted(), sent.toSorted());
   assert.equal(new Set(received).size, 1000);
   assert.deepEqual(tunnel.logs, []);
+});
+
+test("at most maxLargeBodies large uploads are read at once; the rest wait and arrive whole", async () => {
+  // An ingest that holds each body after its first chunk until two are open at once, so a
+  // tunnel that let more than two through would show it in `mostOpen`.
+  let open = 0;
+  let mostOpen = 0;
+  let gate = Promise.withResolvers<void>();
+  const received: string[] = [];
+  const ingestServer = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      const reader = req.body!.getReader();
+      const parts: Uint8Array[] = [];
+      const first = await reader.read();
+      if (!first.done) parts.push(first.value);
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+      if (open === 2) {
+        gate.resolve();
+        gate = Promise.withResolvers<void>();
+      } else await gate.promise;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(value);
+      }
+      open--;
+      received.push(await sha256Hex(concat(parts)));
+      return Response.json({ id: "1" });
+    },
+  );
+  try {
+    const dsn = `http://public@127.0.0.1:${ingestServer.addr.port}/1`;
+    await using tunnel = startTunnel([dsn], { maxLargeBodies: 2 });
+    const envelopes = Array.from({ length: 6 }, () => buildEnvelope(dsn, randomBytes(MiB)));
+    const answers = await Promise.all(envelopes.map((e) => post(tunnel.url, e)));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+    assert.equal(mostOpen, 2);
+    const sent = await Promise.all(envelopes.map(sha256Hex));
+    assert.deepEqual(received.toSorted(), sent.toSorted());
+    assert.deepEqual(tunnel.logs, []);
+  } finally {
+    await ingestServer.shutdown();
+  }
 });

@@ -1,0 +1,267 @@
+/**
+ * A strict, incremental HTTP/1.1 response parser for the tunnel's ingest client: bytes in, one
+ * response out. Pure (no I/O), so every framing case is tested without a socket.
+ *
+ * Strict on purpose: the ingest's answer decides what the browser gets and whether a connection
+ * may carry the next envelope, so anything ambiguous (bare LF, obs-fold, conflicting lengths,
+ * a transfer coding other than chunked) is an error, never a guess.
+ */
+import { GrowableBytes } from "./growable_bytes.ts";
+
+/** A complete response. */
+export interface ParsedResponse {
+  readonly status: number;
+  /** Header fields in order, names lower-cased. */
+  readonly headers: readonly [string, string][];
+  readonly body: Uint8Array<ArrayBuffer>;
+  /** The connection may carry another request (HTTP/1.1, no `Connection: close`, nothing left over). */
+  readonly reusable: boolean;
+}
+
+/** What one {@link ResponseParser.push} or {@link ResponseParser.end} made of the bytes so far. */
+export type ParseStep =
+  | { readonly kind: "more" }
+  | { readonly kind: "done"; readonly response: ParsedResponse }
+  /** The body passed the cap; `response.body` holds the first `maxBodyBytes + 1` bytes. */
+  | { readonly kind: "too-large"; readonly response: ParsedResponse }
+  | { readonly kind: "error"; readonly reason: string };
+
+const MORE: ParseStep = { kind: "more" };
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Field values: visible ASCII, obs-text, SP and HTAB; no other control bytes.
+// deno-lint-ignore no-control-regex
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+// deno-lint-ignore no-control-regex
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [^\x00-\x08\x0a-\x1f\x7f]*)?$/;
+const MAX_CHUNK_LINE = 1024;
+
+type Phase = "head" | "length" | "chunk-size" | "chunk-data" | "chunk-end" | "trailers" | "close";
+
+interface Head {
+  readonly status: number;
+  readonly headers: [string, string][];
+  readonly keepAlive: boolean;
+}
+
+/**
+ * Parse one response. Feed it every byte read, then `end()` at EOF.
+ *
+ * @example
+ * const parser = new ResponseParser(16384, 65536);
+ * parser.push(new TextEncoder().encode("HTTP/1.1 204 No Content\r\n\r\n")).kind; // "done"
+ */
+export class ResponseParser {
+  #phase: Phase = "head";
+  #head: Head | undefined;
+  #headBytes = new GrowableBytes();
+  #body = new GrowableBytes();
+  #left = 0;
+  #line = "";
+  #finished: ParseStep | undefined;
+
+  constructor(readonly maxHeadBytes: number, readonly maxBodyBytes: number) {}
+
+  /** Take the next bytes read from the connection. */
+  push(bytes: Uint8Array): ParseStep {
+    if (this.#finished !== undefined) return this.#finished;
+    let at = 0;
+    while (at < bytes.byteLength) {
+      const step = this.#phase === "head" ? this.#pushHead(bytes, at) : this.#pushBody(bytes, at);
+      if (typeof step !== "number") return this.#finish(step);
+      at = step;
+    }
+    if (this.#phase === "close" || this.#phase === "length") return this.#checkBody();
+    return MORE;
+  }
+
+  /** The connection reached EOF. */
+  end(): ParseStep {
+    if (this.#finished !== undefined) return this.#finished;
+    if (this.#phase === "close") return this.#finish(this.#done(false));
+    return this.#finish({ kind: "error", reason: "connection closed before the response ended" });
+  }
+
+  #finish(step: ParseStep): ParseStep {
+    if (step.kind !== "more") this.#finished = step;
+    return step;
+  }
+
+  // Returns the offset after the bytes used, or a final step.
+  #pushHead(bytes: Uint8Array, at: number): number | ParseStep {
+    const before = this.#headBytes.length;
+    this.#headBytes.append(bytes.subarray(at));
+    const all = this.#headBytes.bytes();
+    const end = findHeadEnd(all, Math.max(0, before - 3));
+    if (hasBareLf(all.subarray(0, end < 0 ? all.byteLength : end + 4), before)) {
+      return { kind: "error", reason: "bare LF in response head" };
+    }
+    if (end < 0) {
+      return all.byteLength > this.maxHeadBytes
+        ? { kind: "error", reason: "response head too large" }
+        : MORE;
+    }
+    if (end > this.maxHeadBytes) return { kind: "error", reason: "response head too large" };
+    const head = parseHead(all.subarray(0, end));
+    if (typeof head === "string") return { kind: "error", reason: head };
+    const used = at + (end + 4 - before);
+    this.#headBytes = new GrowableBytes();
+    // An interim answer (100 Continue, 103 Early Hints): the real one follows.
+    if (head.status < 200) return head.status === 101 ? { kind: "error", reason: "101" } : used;
+    const framing = bodyFraming(head);
+    if (typeof framing === "object") return { kind: "error", reason: framing.error };
+    this.#head = head;
+    if (framing === "none") return this.#done(head.keepAlive && used === bytes.byteLength);
+    if (framing === "chunked") this.#phase = "chunk-size";
+    else if (framing === "close") this.#phase = "close";
+    else {
+      this.#phase = "length";
+      this.#left = framing;
+      if (framing > this.maxBodyBytes) this.#left = this.maxBodyBytes + 1;
+      if (this.#left === 0) return this.#done(head.keepAlive && used === bytes.byteLength);
+    }
+    return used;
+  }
+
+  #pushBody(bytes: Uint8Array, at: number): number | ParseStep {
+    switch (this.#phase) {
+      case "close": {
+        this.#body.append(bytes.subarray(at, at + this.maxBodyBytes + 1 - this.#body.length));
+        return this.#body.length > this.maxBodyBytes ? this.#tooLarge() : bytes.byteLength;
+      }
+      case "length": {
+        const take = Math.min(this.#left, bytes.byteLength - at);
+        this.#body.append(bytes.subarray(at, at + take));
+        this.#left -= take;
+        if (this.#body.length > this.maxBodyBytes) return this.#tooLarge();
+        if (this.#left > 0) return at + take;
+        return this.#done(this.#head!.keepAlive && at + take === bytes.byteLength);
+      }
+      case "chunk-data": {
+        const take = Math.min(this.#left, bytes.byteLength - at);
+        this.#body.append(bytes.subarray(at, at + take));
+        this.#left -= take;
+        if (this.#body.length > this.maxBodyBytes) return this.#tooLarge();
+        if (this.#left === 0) this.#phase = "chunk-end";
+        return at + take;
+      }
+      default:
+        return this.#pushLine(bytes, at);
+    }
+  }
+
+  // Chunk sizes, the CRLF after each chunk, and trailers: one line at a time.
+  #pushLine(bytes: Uint8Array, at: number): number | ParseStep {
+    const lf = bytes.indexOf(10, at);
+    const stop = lf < 0 ? bytes.byteLength : lf + 1;
+    for (let i = at; i < stop; i++) this.#line += String.fromCharCode(bytes[i]);
+    if (this.#line.length > MAX_CHUNK_LINE) return { kind: "error", reason: "chunk line too long" };
+    if (lf < 0) return stop;
+    if (!this.#line.endsWith("\r\n")) return { kind: "error", reason: "bare LF in chunked body" };
+    const line = this.#line.slice(0, -2);
+    this.#line = "";
+    if (this.#phase === "chunk-end") {
+      if (line !== "") return { kind: "error", reason: "chunk not followed by CRLF" };
+      this.#phase = "chunk-size";
+      return stop;
+    }
+    if (this.#phase === "trailers") {
+      if (line !== "") return stop;
+      return this.#done(this.#head!.keepAlive && stop === bytes.byteLength);
+    }
+    const size = /^([0-9A-Fa-f]{1,8})(?:[ \t]*;[^\r\n]*)?$/.exec(line);
+    if (size === null) return { kind: "error", reason: "malformed chunk size" };
+    this.#left = parseInt(size[1], 16);
+    this.#phase = this.#left === 0 ? "trailers" : "chunk-data";
+    return stop;
+  }
+
+  #checkBody(): ParseStep {
+    return this.#body.length > this.maxBodyBytes ? this.#tooLarge() : MORE;
+  }
+
+  #tooLarge(): ParseStep {
+    const body = this.#body.bytes().slice(0, this.maxBodyBytes + 1);
+    const head = this.#head!;
+    return { kind: "too-large", response: { ...head, body, reusable: false } };
+  }
+
+  #done(reusable: boolean): ParseStep {
+    const head = this.#head!;
+    return {
+      kind: "done",
+      response: { status: head.status, headers: head.headers, body: this.#body.bytes(), reusable },
+    };
+  }
+}
+
+function hasBareLf(bytes: Uint8Array, from: number): boolean {
+  for (let i = bytes.indexOf(10, from); i >= 0; i = bytes.indexOf(10, i + 1)) {
+    if (i === 0 || bytes[i - 1] !== 13) return true;
+  }
+  return false;
+}
+
+function findHeadEnd(bytes: Uint8Array, from: number): number {
+  for (
+    let i = bytes.indexOf(13, from);
+    i >= 0 && i + 3 < bytes.byteLength;
+    i = bytes.indexOf(13, i + 1)
+  ) {
+    if (bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
+  }
+  return -1;
+}
+
+function parseHead(bytes: Uint8Array): Head | string {
+  // Latin-1: each byte one char, so a byte check is a char check.
+  let text = "";
+  for (let i = 0; i < bytes.byteLength; i += 4096) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 4096));
+  }
+  const lines = text.split("\r\n");
+  const statusLine = STATUS_LINE.exec(lines[0]);
+  if (statusLine === null) return "malformed status line";
+  const headers: [string, string][] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i];
+    const colon = line.indexOf(":");
+    if (colon <= 0) return "malformed header line";
+    const name = line.slice(0, colon);
+    if (!TOKEN.test(name)) return "malformed header name";
+    const value = line.slice(colon + 1).trim();
+    if (BAD_VALUE.test(value) || line.includes("\n")) return "malformed header value";
+    headers.push([name.toLowerCase(), value]);
+  }
+  const http11 = statusLine[1] === "1";
+  const closes = headers.some(([n, v]) => n === "connection" && /(^|,)\s*close\s*(,|$)/i.test(v));
+  return { status: Number(statusLine[2]), headers, keepAlive: http11 && !closes };
+}
+
+type Framing = number | "chunked" | "close" | "none" | { readonly error: string };
+
+/** How the body is delimited: a length, chunked, until close, or no body at all. */
+function bodyFraming(head: Head): Framing {
+  if (head.status > 599) return { error: "status out of range" };
+  let length: string | undefined;
+  let chunked = false;
+  for (const [name, value] of head.headers) {
+    if (name === "content-length") {
+      if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== value)) {
+        return { error: "malformed Content-Length" };
+      }
+      length = value;
+    } else if (name === "transfer-encoding") {
+      if (chunked || value.toLowerCase() !== "chunked") {
+        return { error: "unsupported Transfer-Encoding" };
+      }
+      chunked = true;
+    }
+  }
+  if (head.status === 204 || head.status === 304) return "none";
+  if (chunked && length !== undefined) {
+    return { error: "both Content-Length and Transfer-Encoding" };
+  }
+  if (chunked) return "chunked";
+  if (length !== undefined) return Number(length);
+  return "close";
+}

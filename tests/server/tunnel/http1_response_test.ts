@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { type ParseStep, ResponseParser } from "../../../server/tunnel/http1_response.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function parse(
+  text: string,
+  options: { bytewise?: boolean; eof?: boolean; maxBody?: number } = {},
+) {
+  const parser = new ResponseParser(16 * 1024, options.maxBody ?? 1024);
+  const bytes = encoder.encode(text);
+  let step: ParseStep = { kind: "more" };
+  if (options.bytewise) {
+    for (let i = 0; i < bytes.byteLength && step.kind === "more"; i++) {
+      step = parser.push(bytes.subarray(i, i + 1));
+    }
+  } else step = parser.push(bytes);
+  if (step.kind === "more" && options.eof) step = parser.end();
+  return step;
+}
+
+function done(step: ParseStep) {
+  assert.equal(step.kind, "done", JSON.stringify(step));
+  if (step.kind !== "done") throw new Error("unreachable");
+  return { ...step.response, text: decoder.decode(step.response.body) };
+}
+
+Deno.test("a Content-Length response, whole or byte by byte, leaves the connection reusable", () => {
+  const text =
+    'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{"id":1}\n';
+  for (const bytewise of [false, true]) {
+    const response = done(parse(text, { bytewise }));
+    assert.equal(response.status, 200);
+    assert.equal(response.text, '{"id":1}\n');
+    assert.deepEqual(response.headers[0], ["content-type", "application/json"]);
+    assert.equal(response.reusable, true);
+  }
+});
+
+Deno.test("a chunked response with extensions and trailers, whole or byte by byte", () => {
+  const text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+    "4;x=y\r\nabcd\r\n2\r\nef\r\n0\r\nX-Trailer: 1\r\n\r\n";
+  for (const bytewise of [false, true]) {
+    const response = done(parse(text, { bytewise }));
+    assert.equal(response.text, "abcdef");
+    assert.equal(response.reusable, true);
+  }
+});
+
+Deno.test("a body delimited by close ends at EOF and is never reusable", () => {
+  assert.equal(parse("HTTP/1.1 200 OK\r\n\r\nabc").kind, "more");
+  const response = done(parse("HTTP/1.1 200 OK\r\n\r\nabc", { eof: true }));
+  assert.equal(response.text, "abc");
+  assert.equal(response.reusable, false);
+});
+
+Deno.test("Connection: close, HTTP/1.0 and bytes after the response make it not reusable", () => {
+  assert.equal(
+    done(parse("HTTP/1.1 204 No Content\r\nConnection: keep-alive, close\r\n\r\n")).reusable,
+    false,
+  );
+  assert.equal(done(parse("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")).reusable, false);
+  assert.equal(done(parse("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxy")).reusable, false);
+  assert.equal(done(parse("HTTP/1.1 204 No Content\r\n\r\n")).reusable, true);
+});
+
+Deno.test("interim 1xx answers are skipped; 101 is an error", () => {
+  const response = done(
+    parse("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"),
+  );
+  assert.equal(response.status, 201);
+  assert.equal(response.text, "ok");
+  assert.equal(parse("HTTP/1.1 101 Switching\r\n\r\n").kind, "error");
+});
+
+Deno.test("ambiguous or malformed responses are errors, never guesses", () => {
+  const bad = [
+    "HTTP/1.1 200 OK\nContent-Length: 0\n\n",
+    "HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
+    "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nX: a\x01b\r\n\r\n",
+    "HTTP/2 200 OK\r\n\r\n",
+    "HTTP/1.1 700 Odd\r\n\r\n",
+    "HTTP/1.1 099 Low\r\n\r\n",
+  ];
+  for (const text of bad) assert.equal(parse(text).kind, "error", JSON.stringify(text));
+  assert.equal(
+    parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", { eof: true }).kind,
+    "error",
+  );
+});
+
+Deno.test("a head over its cap is an error, however it arrives", () => {
+  const parser = new ResponseParser(64, 1024);
+  const step = parser.push(encoder.encode(`HTTP/1.1 200 OK\r\nX: ${"a".repeat(100)}`));
+  assert.equal(step.kind, "error");
+});
+
+Deno.test("a body over its cap stops at cap + 1 bytes, for every framing", () => {
+  const cases = [
+    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + "a".repeat(100),
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n" + "a".repeat(100),
+    "HTTP/1.1 200 OK\r\n\r\n" + "a".repeat(100),
+  ];
+  for (const text of cases) {
+    const step = parse(text, { maxBody: 10 });
+    assert.equal(step.kind, "too-large", text.slice(0, 40));
+    if (step.kind === "too-large") {
+      assert.equal(step.response.body.byteLength, 11);
+      assert.equal(step.response.reusable, false);
+    }
+  }
+});
+
+Deno.test("work is linear: a 1 MB body byte by byte in 64 KiB pieces parses once", () => {
+  const body = "a".repeat(1_000_000);
+  const parser = new ResponseParser(16 * 1024, 2_000_000);
+  const bytes = encoder.encode(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  let step: ParseStep = { kind: "more" };
+  for (let i = 0; i < bytes.byteLength; i += 65536) {
+    step = parser.push(bytes.subarray(i, i + 65536));
+  }
+  assert.equal(done(step).body.byteLength, 1_000_000);
+});

@@ -1,0 +1,278 @@
+/**
+ * The tunnel's HTTP/1.1 client against a scripted ingest on 127.0.0.1: a raw TCP server that
+ * reads each request and answers exactly the bytes a test gives it, so framing, keep-alive and
+ * closed connections are under the test's control.
+ */
+import assert from "node:assert/strict";
+import { createIngestClient, type IngestClient } from "../../../server/tunnel/ingest_client.ts";
+
+function test(name: string, fn: () => Promise<void>) {
+  Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+interface Seen {
+  readonly connection: number;
+  readonly head: string;
+  readonly body: string;
+}
+
+/** What the ingest does with one request: answer these bytes (then maybe close), or close. */
+type Script = (seen: Seen, index: number) => { answer?: string; close?: boolean };
+
+interface ScriptedIngest extends AsyncDisposable {
+  readonly url: string;
+  readonly seen: Seen[];
+  connections: number;
+}
+
+function startScriptedIngest(script: Script): ScriptedIngest {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const handlers: Promise<void>[] = [];
+  const ingest: ScriptedIngest = {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`,
+    seen: [],
+    connections: 0,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      for (const conn of open) conn.close();
+      await Promise.allSettled(handlers);
+    },
+  };
+  (async () => {
+    for await (const conn of listener) {
+      open.add(conn);
+      handlers.push(serve(conn, ++ingest.connections).finally(() => open.delete(conn)));
+    }
+  })().catch(() => {});
+
+  async function serve(conn: Deno.Conn, connection: number) {
+    let buffered: Uint8Array = new Uint8Array(0);
+    const buf = new Uint8Array(65536);
+    try {
+      for (;;) {
+        let text = decoder.decode(buffered);
+        while (!text.includes("\r\n\r\n")) {
+          const n = await conn.read(buf);
+          if (n === null) return conn.close();
+          buffered = concat(buffered, buf.subarray(0, n));
+          text = decoder.decode(buffered);
+        }
+        const headEnd = text.indexOf("\r\n\r\n") + 4;
+        const head = text.slice(0, headEnd);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        while (buffered.byteLength < headEnd + length) {
+          const n = await conn.read(buf);
+          if (n === null) return conn.close();
+          buffered = concat(buffered, buf.subarray(0, n));
+        }
+        const body = decoder.decode(buffered.subarray(headEnd, headEnd + length));
+        buffered = buffered.slice(headEnd + length);
+        const seen = { connection, head, body };
+        ingest.seen.push(seen);
+        const { answer, close } = script(seen, ingest.seen.length - 1);
+        if (answer !== undefined) await conn.write(encoder.encode(answer));
+        if (close) return conn.close();
+      }
+    } catch {
+      try {
+        conn.close();
+      } catch { /* closed by dispose */ }
+    }
+  }
+  return ingest;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
+}
+
+const OK = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 8\r\n\r\n{"id":1}';
+
+async function post(client: IngestClient, url: string, body: string | ReadableStream) {
+  const response = await client.fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/x-sentry-envelope", "user-agent": "t" },
+    body: typeof body === "string" ? encoder.encode(body) : body,
+    redirect: "manual",
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+async function withClient(fn: (client: IngestClient) => Promise<void>) {
+  const client = createIngestClient({ maxResponseBytes: 1024 });
+  try {
+    await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+test("keep-alive: sequential requests share one connection", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  await withClient(async (client) => {
+    for (let i = 0; i < 5; i++) {
+      const answer = await post(client, ingest.url, `envelope ${i}`);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.text, '{"id":1}');
+    }
+    assert.equal(ingest.connections, 1);
+    assert.deepEqual(client.stats, { opened: 1, reused: 4 });
+    assert.deepEqual(ingest.seen.map((s) => s.body), [0, 1, 2, 3, 4].map((i) => `envelope ${i}`));
+    const head = ingest.seen[0].head;
+    assert.match(head, /^POST \/api\/1\/envelope\/ HTTP\/1\.1\r\n/);
+    assert.match(head, /\r\nhost: 127\.0\.0\.1:\d+\r\n/);
+    assert.match(head, /\r\ncontent-length: 10\r\n/);
+    assert.match(head, /\r\nuser-agent: t\r\n/);
+  });
+});
+
+test("a connection the ingest closes between requests is not used again", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK, close: true }));
+  await withClient(async (client) => {
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await post(client, ingest.url, `e${i}`)).status, 200);
+      // Let the client see the close (its idle read ends) before the next request.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(ingest.connections, 3);
+    assert.deepEqual(ingest.seen.map((s) => s.body), ["e0", "e1", "e2"]);
+  });
+});
+
+test("Connection: close in the answer means a new connection next time", async () => {
+  const answer = "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok";
+  await using ingest = startScriptedIngest(() => ({ answer }));
+  await withClient(async (client) => {
+    assert.equal((await post(client, ingest.url, "a")).text, "ok");
+    assert.equal((await post(client, ingest.url, "b")).text, "ok");
+    assert.equal(ingest.connections, 2);
+    assert.equal(client.stats.reused, 0);
+  });
+});
+
+test("a request the ingest took but never answered fails and is not sent again", async () => {
+  await using ingest = startScriptedIngest((_, index) =>
+    index === 0 ? { answer: OK } : { close: true }
+  );
+  await withClient(async (client) => {
+    assert.equal((await post(client, ingest.url, "first")).status, 200);
+    await assert.rejects(post(client, ingest.url, "second"), TypeError);
+    assert.deepEqual(ingest.seen.map((s) => s.body), ["first", "second"]);
+  });
+});
+
+test("chunked and Content-Length answers are both read whole", async () => {
+  const answers = [
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: application/json\r\n\r\n3\r\n{"i\r\n5\r\nd":2}\r\n0\r\n\r\n',
+    OK,
+  ];
+  await using ingest = startScriptedIngest((_, i) => ({ answer: answers[i] }));
+  await withClient(async (client) => {
+    assert.equal((await post(client, ingest.url, "a")).text, '{"id":2}');
+    assert.equal((await post(client, ingest.url, "b")).text, '{"id":1}');
+    assert.equal(ingest.connections, 1);
+  });
+});
+
+test("an answer over the cap is cut at cap + 1 bytes and its connection dropped", async () => {
+  const big = "x".repeat(5000);
+  await using ingest = startScriptedIngest(() => ({
+    answer: `HTTP/1.1 200 OK\r\ncontent-length: ${big.length}\r\n\r\n${big}`,
+  }));
+  await withClient(async (client) => {
+    assert.equal((await post(client, ingest.url, "a")).text.length, 1025);
+    await post(client, ingest.url, "b");
+    assert.equal(ingest.connections, 2);
+  });
+});
+
+test("a redirect is returned as it is, never followed", async () => {
+  await using ingest = startScriptedIngest(() => ({
+    answer: "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:1/x\r\ncontent-length: 0\r\n\r\n",
+  }));
+  await withClient(async (client) => {
+    const answer = await post(client, ingest.url, "a");
+    assert.equal(answer.status, 302);
+    assert.equal(ingest.seen.length, 1);
+  });
+});
+
+test("a malformed answer is a TypeError, as fetch's network errors are", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: "HTTP/1.1 200 OK\nbad\n\n" }));
+  await withClient(async (client) => {
+    await assert.rejects(post(client, ingest.url, "a"), TypeError);
+  });
+});
+
+test("a streamed body goes chunked and arrives whole", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  // The scripted ingest reads Content-Length bodies only: check the chunked framing by hand.
+  await withClient(async (client) => {
+    const parts = ["abc", "", "defgh"];
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const part = parts.shift();
+        if (part === undefined) controller.close();
+        else controller.enqueue(encoder.encode(part));
+      },
+    });
+    const sent = client.fetch(ingest.url, {
+      method: "POST",
+      headers: {},
+      body: stream,
+      redirect: "manual",
+      duplex: "half",
+    } as RequestInit);
+    // The scripted ingest answers after the head (no Content-Length means an empty body), so
+    // the answer may come before the upload ends: the connection is then not reused.
+    const response = await sent;
+    await response.body?.cancel();
+    assert.match(ingest.seen[0].head, /\r\ntransfer-encoding: chunked\r\n/);
+  });
+});
+
+test("an unreachable ingest is a TypeError; an aborted request rejects with the reason", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await withClient(async (client) => {
+    await assert.rejects(post(client, `http://127.0.0.1:${port}/api/1/envelope/`, "a"), TypeError);
+  });
+  await using ingest = startScriptedIngest(() => ({})); // never answers
+  await withClient(async (client) => {
+    const controller = new AbortController();
+    const sent = client.fetch(ingest.url, {
+      method: "POST",
+      headers: {},
+      body: encoder.encode("a"),
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    while (ingest.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("stop"));
+    await assert.rejects(sent, /stop/);
+  });
+});
+
+test("header values that could split the request are refused before anything is sent", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  await withClient(async (client) => {
+    await assert.rejects(
+      client.fetch(ingest.url, {
+        method: "POST",
+        headers: { "user-agent": "a\r\nx-injected: 1" },
+        body: encoder.encode("a"),
+        redirect: "manual",
+      }),
+      TypeError,
+    );
+    assert.equal(ingest.connections, 0);
+  });
+});
