@@ -45,6 +45,8 @@ onStopRequest(async () => {
 });
 // Registered after ours, so Deno's listener is the one held.
 const denoShutdown = holdServeShutdown();
+// One line per worker: from here on a signal drains it (only the first worker prints the URL).
+console.log("server: worker ready");
 
 export default {
   // The default export has no onError: this gives the same last-resort answer as main.ts.

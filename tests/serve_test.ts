@@ -136,6 +136,13 @@ Deno.test("start:parallel: SIGTERM lets uploads still arriving finish in both wo
     SENTRY_TRACES_SAMPLE_RATE: "0",
   }, { args: parallelTaskArgs() });
   try {
+    // A worker that is still loading when the signal lands has nothing to drain, but the test
+    // counts on both hearing it: wait until both say they are ready.
+    for (let i = 0; i < 400; i++) {
+      if ((server.output().match(/server: worker ready/g) ?? []).length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    assert.equal((server.output().match(/server: worker ready/g) ?? []).length, 2, server.output());
     const started = await Promise.all(Array.from({ length: uploads }, (_, i) => {
       const head = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{"message":"u${i} `;
       const body = head + "x".repeat(BODY_BYTES - head.length - 3) + '"}\n';

@@ -79,7 +79,8 @@ const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
 
 // Each large body in flight holds a few MB (read buffers, the upstream request, their garbage
 // until V8 collects it); 8 keep one core busy with 1 MiB uploads.
-const DEFAULT_LARGE_BODIES = 8;
+/** Large bodies read at once by default; the rest wait their turn, unread. */
+export const DEFAULT_LARGE_BODIES = 8;
 
 const MORE: LineOutcome = { kind: "more" };
 
