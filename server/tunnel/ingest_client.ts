@@ -33,6 +33,8 @@ export interface IngestClientOptions {
   readonly maxIdlePerOrigin?: number;
   /** A response body larger than this is cut at `maxResponseBytes + 1` bytes. */
   readonly maxResponseBytes?: number;
+  /** Extra trusted CA certificates (PEM) for https ingests: tests with their own CA. */
+  readonly caCerts?: readonly string[];
 }
 
 interface Target {
@@ -121,7 +123,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   async function open(target: Target, signal: AbortSignal | null): Promise<Connection> {
     let conn: Deno.Conn;
     try {
-      conn = await connect(target, signal);
+      conn = await connect(target, signal, options.caCerts);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       throw new TypeError(`could not connect to ${target.origin}`, { cause: error });
@@ -272,10 +274,18 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
 }
 
 /** Connect, giving up at once when `signal` aborts (a connection made later is closed). */
-function connect(target: Target, signal: AbortSignal | null): Promise<Deno.Conn> {
+function connect(
+  target: Target,
+  signal: AbortSignal | null,
+  caCerts: readonly string[] | undefined,
+): Promise<Deno.Conn> {
   const { hostname, port } = target;
   if (!target.tls) return Deno.connect({ hostname, port, signal: signal ?? undefined });
-  const connecting = Deno.connectTls({ hostname, port });
+  const connecting = Deno.connectTls({
+    hostname,
+    port,
+    caCerts: caCerts && [...caCerts],
+  });
   if (signal === null) return connecting;
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

@@ -1,0 +1,142 @@
+/**
+ * The tunnel's own HTTP/1.1 client over TLS, against a real `Deno.serve` with a certificate
+ * from a throwaway CA (made with openssl): what production does against sentry.io.
+ */
+import assert from "node:assert/strict";
+import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
+
+// What the tunnel sends: a header record and manual redirects (anything else goes to fetch).
+const headers = { "content-type": "application/x-sentry-envelope" };
+
+/** A CA and a certificate it signed for 127.0.0.1, as PEM. */
+async function makeCertificates(): Promise<{ ca: string; cert: string; key: string }> {
+  const dir = await Deno.makeTempDir();
+  const run = async (...args: string[]) => {
+    const { success, stderr } = await new Deno.Command("openssl", { args, cwd: dir }).output();
+    if (!success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(stderr)}`);
+  };
+  try {
+    await run(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=test ca",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+    );
+    await run(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-keyout",
+      "key.pem",
+      "-out",
+      "req.csr",
+    );
+    await Deno.writeTextFile(`${dir}/san.ext`, "subjectAltName=IP:127.0.0.1\n");
+    await run(
+      "x509",
+      "-req",
+      "-in",
+      "req.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "1",
+      "-extfile",
+      "san.ext",
+      "-out",
+      "cert.pem",
+    );
+    const read = (name: string) => Deno.readTextFile(`${dir}/${name}`);
+    return { ca: await read("ca.pem"), cert: await read("cert.pem"), key: await read("key.pem") };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("over TLS: envelopes whole and streamed arrive byte for byte, on kept-alive connections", async () => {
+  const { ca, cert, key } = await makeCertificates();
+  const received: number[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },
+    async (req) => {
+      const body = new Uint8Array(await req.arrayBuffer());
+      received.push(body.length);
+      return Response.json({ id: String(body.length) });
+    },
+  );
+  const client = createIngestClient({ caCerts: [ca] });
+  try {
+    const url = `https://127.0.0.1:${server.addr.port}/api/1/envelope/`;
+    const small = new Uint8Array(2048).fill(7);
+    for (let i = 0; i < 5; i++) {
+      const res = await client.fetch(url, {
+        method: "POST",
+        headers,
+        body: small,
+        redirect: "manual",
+      });
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { id: "2048" });
+    }
+    const large = new Uint8Array(300 * 1024).fill(9);
+    const streamed = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < large.length; at += 64 * 1024) {
+          controller.enqueue(large.subarray(at, at + 64 * 1024));
+        }
+        controller.close();
+      },
+    });
+    const res = await client.fetch(
+      url,
+      {
+        method: "POST",
+        headers,
+        body: streamed,
+        redirect: "manual",
+        duplex: "half",
+      } as RequestInit,
+    );
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { id: String(large.length) });
+    assert.deepEqual(received, [2048, 2048, 2048, 2048, 2048, large.length]);
+    assert.equal(client.stats.opened, 1, "one TLS connection, kept alive for all six");
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("over TLS: a certificate the client does not trust fails like fetch, as a TypeError", async () => {
+  const { cert, key } = await makeCertificates();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },
+    () => new Response("{}"),
+  );
+  const client = createIngestClient();
+  try {
+    const url = `https://127.0.0.1:${server.addr.port}/api/1/envelope/`;
+    await assert.rejects(
+      client.fetch(url, { method: "POST", headers, body: new Uint8Array(1), redirect: "manual" }),
+      TypeError,
+    );
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
