@@ -39,7 +39,7 @@ export function createFallbackApp(failure: BuildError): FallbackApp {
       });
     }
     const nonce = crypto.randomUUID();
-    return new Response(req.method === "HEAD" ? null : renderFailurePage(failure, nonce), {
+    return new Response(renderFailurePage(failure, nonce), {
       status: 500,
       headers: {
         "content-type": "text/html; charset=utf-8",

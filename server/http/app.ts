@@ -22,6 +22,7 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
+import { contentLength } from "./content_length.ts";
 import { formatRecord, LineWriter, logTime, requestIdFor } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
@@ -124,7 +125,7 @@ export function createApp(deps: AppDeps): Handler {
       path,
       status: res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
-      bytes: contentLength(res),
+      bytes: contentLength(res.headers),
       requestId,
     }, logFormat));
     return res;
@@ -199,13 +200,6 @@ let stdoutWriter: LineWriter | undefined;
 export function defaultLogWriter(): LineWriter {
   stdoutWriter ??= new LineWriter();
   return stdoutWriter;
-}
-
-// From the header only: reading `res.body` would turn a string body into a stream and cost
-// Deno its fast path (and the Content-Length). Handlers that know their size set the header.
-function contentLength(res: Response): number | null {
-  const header = res.headers.get("content-length");
-  return header === null ? null : Number(header);
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.

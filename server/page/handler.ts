@@ -66,7 +66,7 @@ export function createPageHandlers(
         "content-security-policy": csp(nonce),
         "content-length": String(body.length),
       };
-      return new Response(req.method === "HEAD" ? null : body, { status, headers });
+      return new Response(body, { status, headers });
     };
   };
 

@@ -31,7 +31,6 @@ import { createHeaderLineDecoder, type HeadFormat, type LineOutcome } from "./he
 import type { TunnelRecord } from "./log.ts";
 import {
   clientAddress,
-  contentLength,
   decoderFormat,
   HEADER_MISSING,
   NOT_DECODABLE,
@@ -42,6 +41,7 @@ import {
   stoppedRejection,
   upstreamHeaders,
 } from "./policy.ts";
+import { contentLength } from "../http/content_length.ts";
 
 /** What the tunnel needs to know; the router builds it from the app's `Config`. */
 export interface TunnelOptions {

@@ -53,12 +53,6 @@ export function decoderFormat(encoding: string | null): HeadFormat | null | "uns
   return FORMATS.get(name) ?? "unsupported";
 }
 
-/** A Content-Length that is a plain decimal number, else null. */
-export function contentLength(headers: Headers): number | null {
-  const value = headers.get("content-length");
-  return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : null;
-}
-
 /** Rejections decided from the request line and headers alone, before any body byte is read. */
 export function precheck(
   method: string,

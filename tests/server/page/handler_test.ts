@@ -77,13 +77,14 @@ Deno.test("hostile paths: 404 (or the page), never a 5xx, never traced, never re
   assert.deepEqual(errors, []);
 });
 
-Deno.test("pages are traced and get the trace tags; HEAD has no body; POST is a 405", async () => {
+Deno.test("pages are traced and get the trace tags; HEAD has GET's headers; POST is a 405", async () => {
   const { fetch, traced } = await fixtureApp();
   const get = await fetch("/about");
   assert.match(await get.text(), /<meta name="sentry-trace" content="fixture">/);
   const head = await fetch("/about", { method: "HEAD" });
   assert.equal(head.status, 200);
-  assert.equal(await head.text(), "");
+  // Deno.serve drops a HEAD answer's body itself (tests/main_test.ts checks it on the wire).
+  await head.body?.cancel();
   assert.equal(head.headers.get("content-length"), get.headers.get("content-length"));
   const post = await fetch("/about", { method: "POST" });
   await post.body?.cancel();

@@ -1,0 +1,15 @@
+import assert from "node:assert/strict";
+import { contentLength } from "../../../server/http/content_length.ts";
+
+Deno.test("contentLength: plain decimal numbers only", () => {
+  const of = (value?: string) =>
+    contentLength(new Headers(value === undefined ? {} : { "content-length": value }));
+  assert.equal(of("0"), 0);
+  assert.equal(of("1437"), 1437);
+  assert.equal(of("42"), 42);
+  assert.equal(of("9".repeat(400)), null);
+  assert.equal(of(), null);
+  for (const bad of ["", "-1", "1e3", "0x10", "1,2", "9".repeat(16), "Infinity"]) {
+    assert.equal(of(bad), null, JSON.stringify(bad));
+  }
+});
