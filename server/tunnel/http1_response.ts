@@ -265,3 +265,17 @@ function bodyFraming(head: Head): Framing {
   if (length !== undefined) return Number(length);
   return "close";
 }
+
+/** The parsed answer as a `Response`, as `fetch` would give it. */
+export function toResponse(parsed: ParsedResponse): Response {
+  const headers = new Headers();
+  for (const [name, value] of parsed.headers) {
+    // We asked for no coding and this client decodes none: a coded body cannot be relayed.
+    if (name === "content-encoding" && value.toLowerCase() !== "identity") {
+      throw new TypeError("ingest answered with an encoded body");
+    }
+    headers.append(name, value);
+  }
+  const nullBody = parsed.status === 204 || parsed.status === 205 || parsed.status === 304;
+  return new Response(nullBody ? null : parsed.body, { status: parsed.status, headers });
+}

@@ -14,7 +14,8 @@
  * ingest close it, and does not hold the process open (it is unref'd); one idle for longer than
  * ingests commonly keep them is closed instead of reused.
  */
-import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
+import { requestHead, writeAll, writeChunked } from "./http1_request.ts";
+import { ResponseParser, toResponse } from "./http1_response.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -65,7 +66,6 @@ const READ_BYTES = 16 * 1024;
 const MAX_IDLE_MS = 4_000;
 // Targets are built from configured DSNs, so this only stops a misuse from growing forever.
 const MAX_TARGETS = 64;
-const SAFE_HEADER = /^[^\r\n\0]*$/;
 const encoder = new TextEncoder();
 
 /**
@@ -218,7 +218,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     if (body instanceof ReadableStream) {
       uploaded = false;
       await writeFirst(c, encoder.encode(`${head}transfer-encoding: chunked\r\n\r\n`));
-      upload = writeChunked(c, body).then(() => void (uploaded = true));
+      upload = writeChunked(c.conn, body, () => c.closed).then(() => void (uploaded = true));
       // A failed upload (the client went away) must break the connection, never end the body.
       upload.catch(() => closeConnection(c));
     } else {
@@ -255,7 +255,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     close: closeIdle,
     async fetch(url: URL | RequestInfo, init: RequestInit = {}) {
       const target = url instanceof Request ? undefined : targetFor(String(url));
-      const head = target && requestHead(target, init);
+      const head = target && requestHead(target.headStart, init);
       const body = init.body ?? null;
       if (
         head === undefined || target === undefined ||
@@ -301,34 +301,6 @@ function connect(
 /** Thrown when the first write of a request failed: not one byte of it was accepted. */
 class NothingSent extends Error {}
 
-/** The request head up to (not including) its framing header, or undefined if unusual. */
-function requestHead(target: Target, init: RequestInit): string | undefined {
-  if ((init.method ?? "GET").toUpperCase() !== "POST") return undefined;
-  if (init.redirect !== "manual") return undefined;
-  const headers = init.headers;
-  if (headers === undefined || headers instanceof Headers || Array.isArray(headers)) {
-    return undefined;
-  }
-  let head = target.headStart;
-  for (const name in headers) {
-    if (!Object.hasOwn(headers, name)) continue;
-    const value = (headers as Record<string, string>)[name];
-    const lower = name.toLowerCase();
-    // The client frames the body and owns the connection.
-    if (
-      lower === "content-length" || lower === "transfer-encoding" || lower === "host" ||
-      lower === "connection"
-    ) {
-      continue;
-    }
-    if (!SAFE_HEADER.test(name) || !SAFE_HEADER.test(value)) {
-      throw new TypeError("invalid header for the ingest");
-    }
-    head += `${name}: ${value}\r\n`;
-  }
-  return head;
-}
-
 async function writeFirst(c: Connection, bytes: Uint8Array): Promise<void> {
   let written: number;
   try {
@@ -339,32 +311,6 @@ async function writeFirst(c: Connection, bytes: Uint8Array): Promise<void> {
   }
   await writeAll(c.conn, bytes.subarray(written));
 }
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
-}
-
-async function writeChunked(c: Connection, body: ReadableStream<Bytes>): Promise<void> {
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      if (c.closed) throw new TypeError("connection closed");
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (value.byteLength === 0) continue;
-      await writeAll(c.conn, encoder.encode(`${value.byteLength.toString(16)}\r\n`));
-      await writeAll(c.conn, value);
-      await writeAll(c.conn, CRLF);
-    }
-    await writeAll(c.conn, LAST_CHUNK);
-  } catch (error) {
-    reader.cancel().catch(() => {});
-    throw error;
-  }
-}
-
-const CRLF = encoder.encode("\r\n");
-const LAST_CHUNK = encoder.encode("0\r\n\r\n");
 
 function closeConnection(c: Connection): void {
   if (c.closed) return;
@@ -392,17 +338,4 @@ function isIoError(error: Error): boolean {
     error instanceof Deno.errors.Interrupted ||
     error instanceof Deno.errors.UnexpectedEof ||
     error instanceof NothingSent;
-}
-
-function toResponse(parsed: ParsedResponse): Response {
-  const headers = new Headers();
-  for (const [name, value] of parsed.headers) {
-    // We asked for no coding and this client decodes none: a coded body cannot be relayed.
-    if (name === "content-encoding" && value.toLowerCase() !== "identity") {
-      throw new TypeError("ingest answered with an encoded body");
-    }
-    headers.append(name, value);
-  }
-  const nullBody = parsed.status === 204 || parsed.status === 205 || parsed.status === 304;
-  return new Response(nullBody ? null : parsed.body, { status: parsed.status, headers });
 }
