@@ -12,9 +12,6 @@ export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
 /** Dev mode's build result, written by the runner and watched by the server. */
 export const DEV_STATUS_FILE = `${BUILD_DIR}/.dev-status.json`;
 
-/** The Sentry tunnel's path; the browser SDK's `tunnel` option points here. */
-export const MONITORING_PATH = "/monitoring";
-
 /** How long shutdown waits for monitoring to send what it has queued. */
 export const FLUSH_TIMEOUT_MS = 2_000;
 

@@ -120,3 +120,21 @@ Deno.test("TUNNEL_RATE_LIMIT=0 turns the limit off", async () => {
   await using app = await startApp({ TUNNEL_RATE_LIMIT: "0" }, ingestOk);
   for (let i = 0; i < 700; i++) assert.equal((await post(app.url)).status, 200);
 });
+
+Deno.test("TUNNEL_PATH moves the tunnel: the route, the page's SDK config; the old path is gone", async () => {
+  const seen: string[] = [];
+  const ingest: typeof fetch = (url, init) => {
+    seen.push(String(url));
+    return ingestOk(url, init);
+  };
+  await using app = await startApp({ TUNNEL_PATH: "/t/a8f3" }, ingest);
+  const moved = await fetch(`${app.url}/t/a8f3`, { method: "POST", body: envelope() });
+  assert.equal(moved.status, 200, await moved.text());
+  assert.deepEqual(seen, ["http://127.0.0.1:9/api/1/envelope/"]);
+  const old = await post(app.url);
+  assert.equal(old.status, 404);
+  const page = await (await fetch(`${app.url}/`)).text();
+  const config = /<script type="application\/json" id="app-config"[^>]*>(.*?)<\/script>/.exec(page);
+  assert.equal(JSON.parse(config![1]).sentry.tunnel, "/t/a8f3");
+  assert.equal(seen.length, 1, "nothing else was forwarded");
+});

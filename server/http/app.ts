@@ -13,7 +13,6 @@ import {
   isApiPath,
 } from "../api/router.ts";
 import { apiRoutes as appApiRoutes } from "../api/routes.ts";
-import { MONITORING_PATH } from "../constants.ts";
 import type { Monitoring } from "../monitoring/sentry.ts";
 import type { AppDeps } from "./app_deps.ts";
 import type { Handler } from "./handler.ts";
@@ -52,7 +51,7 @@ export function createApp(deps: AppDeps): Handler {
   }
   routes.set("/healthz", route({ GET: health, HEAD: health }));
   routes.set(
-    MONITORING_PATH,
+    deps.config.tunnelPath,
     route({
       POST: createTunnelHandler({
         allowedDsns: deps.config.tunnelAllowedDsns,
@@ -138,7 +137,7 @@ export function createApp(deps: AppDeps): Handler {
     const started = performance.now();
     const requestId = requestIdFor(req);
     const target = parseRequestTarget(req.url, req.headers.get("host"));
-    if (target.path === MONITORING_PATH) requestIds.set(req, requestId);
+    if (target.path === deps.config.tunnelPath) requestIds.set(req, requestId);
     const res = checkRequestLimits(req) ??
       (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, target.path));
     return res instanceof Promise

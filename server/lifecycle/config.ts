@@ -22,6 +22,8 @@ export interface Config {
   readonly tunnelTimeoutMs: number;
   /** Envelopes per client address per minute through the tunnel; 0 turns the limit off. */
   readonly tunnelRateLimit: number;
+  /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
+  readonly tunnelPath: string;
   /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (the app is behind a proxy). */
   readonly trustProxy: boolean;
   readonly serveSourceMaps: boolean;
@@ -57,6 +59,7 @@ export const DEFAULTS = {
   // leaves room for a few dozen busy tabs behind one NAT or office address and for a burst
   // of queued envelopes after a reconnect, yet caps one address far below a flood.
   tunnelRateLimit: 600,
+  tunnelPath: "/monitoring",
 } as const;
 
 /**
@@ -105,6 +108,7 @@ export function loadConfig(env: Env): Config {
     ),
     tunnelTimeoutMs: integer(env, "TUNNEL_TIMEOUT_MS", DEFAULTS.tunnelTimeoutMs, 1, 600_000),
     tunnelRateLimit: integer(env, "TUNNEL_RATE_LIMIT", DEFAULTS.tunnelRateLimit, 0, 1_000_000),
+    tunnelPath: tunnelPath(env, "TUNNEL_PATH", DEFAULTS.tunnelPath),
     trustProxy: boolean(env, "TRUST_PROXY", false),
     serveSourceMaps: boolean(env, "SERVE_SOURCE_MAPS", false),
     debugErrorRoute: boolean(env, "DEBUG_ERROR_ROUTE", false),
@@ -127,6 +131,7 @@ export const CONFIG_VARIABLES = [
   "TUNNEL_MAX_BODY_BYTES",
   "TUNNEL_TIMEOUT_MS",
   "TUNNEL_RATE_LIMIT",
+  "TUNNEL_PATH",
   "TRUST_PROXY",
   "SERVE_SOURCE_MAPS",
   "DEBUG_ERROR_ROUTE",
@@ -201,6 +206,28 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (["1", "true", "yes", "on"].includes(raw)) return true;
   if (["0", "false", "no", "off"].includes(raw)) return false;
   throw new ConfigError(`${name}: expected true or false, got ${show(raw)}`);
+}
+
+// One or more segments of letters, digits, "-", "_" and "."; no "." or ".." segment, no
+// trailing slash. Paths the server answers itself (or reserves) are refused so the tunnel can
+// never shadow them; a page at the same path stops start-up as a duplicate route.
+const TUNNEL_PATH = /^(\/[A-Za-z0-9_.-]+)+$/;
+const RESERVED_PREFIXES = ["/api", "/build", "/_dev", "/healthz", "/debug"];
+
+function tunnelPath(env: Env, name: string, fallback: string): string {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const reserved = RESERVED_PREFIXES.find((p) => raw === p || raw.startsWith(`${p}/`));
+  if (
+    !TUNNEL_PATH.test(raw) || raw.split("/").some((s) => s === "." || s === "..") ||
+    reserved !== undefined
+  ) {
+    throw new ConfigError(
+      `${name}: expected a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", "."), ` +
+        `not under ${RESERVED_PREFIXES.join(", ")}, got ${show(raw)}`,
+    );
+  }
+  return raw;
 }
 
 function oneOf<const T extends string>(

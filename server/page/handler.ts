@@ -10,7 +10,7 @@ import { App } from "../../client/App.tsx";
 import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 import type { AppDeps } from "../http/app_deps.ts";
 import type { Handler } from "../http/handler.ts";
-import { DEV_PATHS, MONITORING_PATH } from "../constants.ts";
+import { DEV_PATHS } from "../constants.ts";
 import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer, type RequestParts } from "./document.ts";
 
@@ -35,7 +35,7 @@ export function createPageHandlers(
       environment: config.sentryEnvironment,
       release: deps.release,
       tracesSampleRate: config.tracesSampleRate,
-      tunnel: MONITORING_PATH,
+      tunnel: config.tunnelPath,
     },
   };
   const devScript = config.devMode ? DEV_PATHS.client : undefined;

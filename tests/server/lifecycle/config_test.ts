@@ -102,3 +102,31 @@ Deno.test("loadConfig: HOST is an IP address or a host name; IPv6 brackets are d
     );
   }
 });
+
+Deno.test("TUNNEL_PATH: a plain path off the server's own routes, else one line", () => {
+  assert.equal(loadConfig({}).tunnelPath, "/monitoring");
+  assert.equal(loadConfig({ TUNNEL_PATH: "/t/a8f3" }).tunnelPath, "/t/a8f3");
+  for (
+    const bad of [
+      "monitoring",
+      "/",
+      "/a/",
+      "//a",
+      "/a b",
+      "/a?b",
+      "/a/../b",
+      "/api/x",
+      "/_dev/t",
+      "/healthz",
+      "/build/x",
+      "/%2e",
+    ]
+  ) {
+    assert.throws(() => loadConfig({ TUNNEL_PATH: bad }), (error: Error) => {
+      assert.ok(error instanceof ConfigError, bad);
+      assert.match(error.message, /^TUNNEL_PATH: expected a path like \/monitoring/);
+      assert.ok(!error.message.includes("\n"));
+      return true;
+    });
+  }
+});
