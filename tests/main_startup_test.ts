@@ -1,0 +1,168 @@
+/**
+ * End-to-end: the real `main.ts` process starting and stopping. An invalid setting or an address
+ * it cannot listen on stops start-up with one line; HOST=::1 and an https DSN start cleanly;
+ * SIGTERM and SIGINT let an in-flight request finish.
+ */
+import assert from "node:assert/strict";
+import { startFakeIngest } from "./support/fake_ingest.ts";
+import { loadConfig } from "../server/lifecycle/config.ts";
+import { servingArgs } from "../server/lifecycle/serve_args.ts";
+import {
+  collectOutput,
+  inheritedEnv,
+  runServerToExit,
+  startServer,
+  startTaskArgs,
+  startTaskEnv,
+} from "./support/server.ts";
+
+Deno.test("an invalid setting stops start-up with one line and a non-zero exit", async () => {
+  for (
+    const [env, line] of [
+      [{ PORT: "abc" }, 'error: PORT: expected an integer from 0 to 65535, got "abc"'],
+      [{ SENTRY_DSN: "nope" }, "error: SENTRY_DSN: expected a Sentry DSN"],
+      [{ TRUST_PROXY: "perhaps" }, 'error: TRUST_PROXY: expected true or false, got "perhaps"'],
+    ] as const
+  ) {
+    const { code, output } = await runServerToExit(env);
+    assert.notEqual(code, 0);
+    assert.equal(output.trim().split("\n").length, 1, output);
+    assert.ok(output.startsWith(line), output);
+  }
+});
+
+Deno.test("SIGTERM and SIGINT let an in-flight request finish, then exit 0", async () => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    // The ingest holds its answer, so the tunnel request is in flight when the signal lands.
+    await using ingest = startFakeIngest({ delayMs: 700 });
+    const dsn = ingest.dsn("abc", "1");
+    const own = await startServer({ SENTRY_DSN: dsn });
+    const envelope = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}`;
+    const inFlight = fetch(new URL("/monitoring", own.url), { method: "POST", body: envelope });
+    await ingest.waitFor(1, "complete");
+    own.process.kill(signal);
+    const res = await inFlight;
+    assert.equal(res.status, 200, "the in-flight request got the ingest's answer");
+    await res.body?.cancel();
+    const status = await own.stop(signal);
+    assert.equal(status.code, 0, own.output());
+    await assert.rejects(fetch(own.url), "after shutdown, connections are refused");
+  }
+});
+
+Deno.test("listen failures a user causes stop start-up with one line and exit 1", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const cases: [Record<string, string>, string][] = [
+      [{ HOST: "999.1.1.1" }, 'error: HOST: cannot resolve "999.1.1.1"'],
+      // TEST-NET-1 (RFC 5737): never an address of this machine.
+      [{ HOST: "192.0.2.1" }, "error: HOST: 192.0.2.1 is not an address of this machine"],
+      [
+        { HOST: "a b" },
+        'error: HOST: expected an IP address or a host name of this machine, got "a b"',
+      ],
+      [{ PORT: String(taken.addr.port) }, `error: PORT: ${taken.addr.port} is already in use`],
+    ];
+    for (const [env, line] of cases) {
+      const { code, output } = await runServerToExit(env);
+      assert.equal(code, 1, output);
+      assert.equal(output.trim().split("\n").length, 1, output);
+      assert.ok(output.startsWith(line), output);
+    }
+  } finally {
+    taken.close();
+  }
+});
+
+const isRoot = Deno.uid() === 0;
+const hasSetpriv = await new Deno.Command("setpriv", { args: ["--version"] }).output()
+  .then((r) => r.success, () => false);
+
+Deno.test({
+  name: "a port the system refuses (PORT=80 without root) stops start-up with one line",
+  // Only root can drop to another user for this; any other user is refused port 80 already.
+  ignore: !isRoot || !hasSetpriv,
+  async fn() {
+    const env = { HOST: "127.0.0.1", PORT: "80" };
+    // main.ts with the launcher's flags, as `nobody`: the launcher could not start Deno from
+    // root's home as another user, and the refusal comes from the system, not Deno.
+    const result = await new Deno.Command("setpriv", {
+      args: [
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        Deno.execPath(),
+        ...servingArgs(loadConfig(env)).slice(0, -1),
+      ],
+      env: { ...inheritedEnv(), ...startTaskEnv(), ...env, NO_COLOR: "1" },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const code = result.code;
+    const output = new TextDecoder().decode(result.stdout) +
+      new TextDecoder().decode(result.stderr);
+    assert.equal(code, 1, output);
+    assert.equal(output.trim().split("\n").length, 1, output);
+    assert.ok(
+      output.startsWith("error: PORT: the system does not allow this process to listen on port 80"),
+      output,
+    );
+  },
+});
+
+// Whether this machine has an IPv6 loopback, asked of a child process: these tests may only
+// reach 127.0.0.1.
+const hasIpv6Loopback = await new Deno.Command(Deno.execPath(), {
+  args: ["eval", "Deno.listen({ hostname: '::1', port: 0 }).close()"],
+  stdout: "null",
+  stderr: "null",
+}).output().then((r) => r.success);
+
+Deno.test({
+  name: "HOST=::1 prints its URL with brackets, and that URL answers",
+  ignore: !hasIpv6Loopback,
+}, async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: startTaskArgs(),
+    env: { ...inheritedEnv(), ...startTaskEnv(), HOST: "::1", PORT: "0", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let onText = () => {};
+  const { text, done } = collectOutput(child, () => onText());
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      onText = () => {
+        const match = /Listening on (\S+)/.exec(text());
+        if (match) resolve(match[1]);
+      };
+      child.status.then(() => reject(new Error(`exited:\n${text()}`)));
+    });
+    assert.match(url, /^http:\/\/\[::1\]:\d+\/$/);
+    // Loopback over IPv6; the test's --allow-net covers 127.0.0.1 only, so ask curl.
+    const curl = await new Deno.Command("curl", {
+      args: ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", `${url}healthz`],
+    }).output();
+    assert.equal(new TextDecoder().decode(curl.stdout), "200");
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await done;
+  }
+});
+
+Deno.test("a valid https DSN starts without the Sentry SDK's permission warning", async () => {
+  // `.invalid` never resolves, and nothing is sent before an event: no traffic leaves.
+  const own = await startServer({ SENTRY_DSN: "https://key@o1.ingest.sentry.invalid/5" });
+  try {
+    const res = await fetch(new URL("/healthz", own.url));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  } finally {
+    await own.stop();
+  }
+  assert.doesNotMatch(own.output(), /requires 'net' permission/);
+  assert.doesNotMatch(own.output(), /--allow-net/);
+});

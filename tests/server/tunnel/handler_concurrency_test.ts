@@ -1,0 +1,84 @@
+/**
+ * The tunnel under load: many envelopes at once each arrive exactly once, and large uploads
+ * are read at most maxLargeBodies at a time.
+ */
+import assert from "node:assert/strict";
+import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
+import {
+  buildEnvelope,
+  concat,
+  MiB,
+  post,
+  randomBytes,
+  startTunnel,
+  test,
+} from "../../support/tunnel_upload.ts";
+
+test("1,000 envelopes at 50 concurrent each arrive exactly once, byte for byte", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelopes = Array.from(
+    { length: 1000 },
+    (_, i) => buildEnvelope(ingest.dsn(), randomBytes(200 + (i * 37) % 8000)),
+  );
+  const sent = await Promise.all(envelopes.map(sha256Hex));
+  let next = 0;
+  const statuses: number[] = [];
+  await Promise.all(Array.from({ length: 50 }, async () => {
+    while (next < envelopes.length) {
+      const envelope = envelopes[next++];
+      statuses.push((await post(tunnel.url, envelope)).status);
+    }
+  }));
+  assert.deepEqual(new Set(statuses), new Set([200]));
+  assert.equal(statuses.length, 1000);
+  const received = ingest.requests.map((r) => r.sha256);
+  assert.deepEqual(received.toSorted(), sent.toSorted());
+  assert.equal(new Set(received).size, 1000);
+  assert.deepEqual(tunnel.logs, []);
+});
+
+test("at most maxLargeBodies large uploads are read at once; the rest wait and arrive whole", async () => {
+  // An ingest that holds each body after its first chunk until two are open at once, so a
+  // tunnel that let more than two through would show it in `mostOpen`.
+  let open = 0;
+  let mostOpen = 0;
+  let gate = Promise.withResolvers<void>();
+  const received: string[] = [];
+  const ingestServer = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      const reader = req.body!.getReader();
+      const parts: Uint8Array[] = [];
+      const first = await reader.read();
+      if (!first.done) parts.push(first.value);
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+      if (open === 2) {
+        gate.resolve();
+        gate = Promise.withResolvers<void>();
+      } else await gate.promise;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(value);
+      }
+      open--;
+      received.push(await sha256Hex(concat(parts)));
+      return Response.json({ id: "1" });
+    },
+  );
+  try {
+    const dsn = `http://public@127.0.0.1:${ingestServer.addr.port}/1`;
+    await using tunnel = startTunnel([dsn], { maxLargeBodies: 2 });
+    const envelopes = Array.from({ length: 6 }, () => buildEnvelope(dsn, randomBytes(MiB)));
+    const answers = await Promise.all(envelopes.map((e) => post(tunnel.url, e)));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+    assert.equal(mostOpen, 2);
+    const sent = await Promise.all(envelopes.map(sha256Hex));
+    assert.deepEqual(received.toSorted(), sent.toSorted());
+    assert.deepEqual(tunnel.logs, []);
+  } finally {
+    await ingestServer.shutdown();
+  }
+});

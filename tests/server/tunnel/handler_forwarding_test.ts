@@ -1,0 +1,144 @@
+/**
+ * The tunnel end to end on loopback (browser-side fetch -> tunnel -> fake ingest): envelopes
+ * are forwarded byte for byte, whole when small and streamed when large, with the client's
+ * address in X-Sentry-Forwarded-For; a fetch that fails with a bug rethrows it.
+ */
+import assert from "node:assert/strict";
+import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
+import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
+import {
+  buildEnvelope,
+  chunkedStream,
+  type LogLine,
+  MiB,
+  mustParse,
+  post,
+  randomBytes,
+  startTunnel,
+  test,
+} from "../../support/tunnel_upload.ts";
+
+test("forwards envelopes byte for byte, sent with Content-Length and chunked", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const sizes = [1, 1000, 70_000, 1 * MiB, 4 * MiB + 17];
+  const expected: string[] = [];
+  for (const size of sizes) {
+    for (const chunked of [false, true]) {
+      const envelope = buildEnvelope(ingest.dsn(), randomBytes(size));
+      const answer = await post(tunnel.url, chunked ? chunkedStream(envelope) : envelope, {
+        "content-type": "text/plain;charset=UTF-8",
+        "user-agent": "tunnel-test/1.0",
+      });
+      assert.equal(answer.status, 200, `${size} ${chunked}: ${answer.text}`);
+      assert.match(JSON.parse(answer.text).id, /^[0-9a-f]{32}$/);
+      assert.equal(answer.headers.get("content-type"), "application/json");
+      expected.push(await sha256Hex(envelope));
+    }
+  }
+  assert.deepEqual(ingest.requests.map((r) => r.sha256), expected);
+  for (const request of ingest.requests) {
+    assert.equal(request.method, "POST");
+    assert.equal(request.path, "/api/1/envelope/");
+    assert.equal(request.headers.get("content-type"), "application/x-sentry-envelope");
+    assert.equal(request.headers.get("user-agent"), "tunnel-test/1.0");
+    assert.equal(request.headers.get("x-sentry-forwarded-for"), "127.0.0.1");
+    assert.equal(request.headers.get("content-encoding"), null);
+  }
+  const envelopes = await ingest.envelopes();
+  assert.deepEqual(envelopes.map(([, items]) => (items[0][1] as Uint8Array).byteLength), [
+    ...sizes.flatMap((size) => [size, size]),
+  ]);
+  assert.deepEqual(tunnel.logs, [], "no log line for a success");
+});
+
+test("small envelopes reach the ingest whole, with a Content-Length", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(2000));
+  assert.equal((await post(tunnel.url, chunkedStream(envelope, 300))).status, 200);
+  assert.equal(ingest.requests[0].headers.get("content-length"), String(envelope.byteLength));
+});
+
+test("a large envelope streams: the ingest hears of it before the upload ends", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(2 * MiB));
+  const split = 256 * 1024;
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent === 0) {
+        controller.enqueue(envelope.slice(0, split));
+        sent = split;
+        return;
+      }
+      // Held back until the ingest has the request: a tunnel that buffers the whole body
+      // first would never get here and the wait below would fail.
+      await ingest.waitFor(1, "started", 5_000);
+      controller.enqueue(envelope.slice(sent));
+      controller.close();
+    },
+  });
+  const answer = await post(tunnel.url, body);
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(ingest.requests[0].sha256, await sha256Hex(envelope));
+});
+
+test("a header line sent one byte at a time is still found", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()]);
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(100));
+  const answer = await post(tunnel.url, chunkedStream(envelope, 1));
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(ingest.requests[0].sha256, await sha256Hex(envelope));
+});
+
+test("X-Sentry-Forwarded-For comes from the socket unless the proxy is trusted", async () => {
+  await using ingest = startFakeIngest();
+  const forwarded = { "x-forwarded-for": "203.0.113.7, 10.0.0.1" };
+  {
+    await using tunnel = startTunnel([ingest.dsn()]);
+    await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), forwarded);
+  }
+  {
+    await using tunnel = startTunnel([ingest.dsn()], { trustProxy: true });
+    await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), forwarded);
+    await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), {
+      "x-forwarded-for": "<script>, 10.0.0.1",
+    });
+    await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), {
+      "x-forwarded-for": "2001:db8::1",
+    });
+  }
+  assert.deepEqual(ingest.requests.map((r) => r.headers.get("x-sentry-forwarded-for")), [
+    "127.0.0.1",
+    "203.0.113.7",
+    "127.0.0.1",
+    "2001:db8::1",
+  ]);
+});
+
+test("a fetch that fails with a bug rethrows it (the app answers 500 and reports it)", async () => {
+  const bug = new RangeError("bug, not a network failure");
+  const dsn = "http://public@127.0.0.1:9/1";
+  const logs: LogLine[] = [];
+  const handler = createTunnelHandler({
+    allowedDsns: [mustParse(dsn)],
+    maxBodyBytes: MiB,
+    timeoutMs: 5_000,
+    trustProxy: false,
+    fetch: () => Promise.reject(bug),
+    log: (record) => logs.push(record),
+  });
+  const request = new Request("http://app/monitoring", {
+    method: "POST",
+    body: buildEnvelope(dsn, randomBytes(10)),
+  });
+  const info = {
+    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 },
+    completed: Promise.resolve(),
+  } as const;
+  await assert.rejects(handler(request, info), (error) => error === bug);
+  assert.deepEqual(logs, [], "a bug is not a refusal");
+});

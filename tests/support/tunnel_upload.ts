@@ -1,0 +1,194 @@
+/**
+ * Helpers for the tunnel handler's tests: a tunnel on loopback with its own ingest client,
+ * envelopes to send it, ways to upload them (whole, chunked, raw over TCP) and to judge the answer.
+ */
+import assert from "node:assert/strict";
+import { type Dsn, parseDsn } from "../../server/tunnel/dsn.ts";
+import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
+import type { TunnelRecord } from "../../server/tunnel/log.ts";
+import { createIngestClient } from "../../server/tunnel/ingest_client.ts";
+
+/** One mebibyte, the unit of every body size in the tunnel tests. */
+export const MiB = 1024 * 1024;
+
+/**
+ * Register a tunnel test with the op and resource sanitizers on. Deno 2 runs tests without
+ * them unless asked; the tunnel promises that nothing leaks (timers, request bodies, upstream
+ * requests), so its tests ask.
+ */
+export function test(name: string, fn: () => Promise<void>) {
+  Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
+}
+
+/** One line the tunnel logged (a refusal or a failure). */
+export type LogLine = TunnelRecord;
+
+/** A tunnel serving on 127.0.0.1, its URL and port, and the lines it logged. */
+export interface Tunnel extends AsyncDisposable {
+  readonly url: string;
+  readonly port: number;
+  readonly logs: LogLine[];
+}
+
+/** Start a tunnel on 127.0.0.1 port 0 that forwards for `allowed` DSNs; `options` override. */
+export function startTunnel(
+  allowed: readonly string[],
+  options: Partial<TunnelOptions> = {},
+): Tunnel {
+  const logs: LogLine[] = [];
+  // The tunnel's own client, as in production, closed with the tunnel so no socket outlives it.
+  const client = createIngestClient({ maxResponseBytes: 64 * 1024 });
+  const handler = createTunnelHandler({
+    allowedDsns: allowed.map(mustParse),
+    maxBodyBytes: 8 * MiB,
+    timeoutMs: 10_000,
+    trustProxy: false,
+    fetch: client.fetch,
+    log: (fields) => logs.push(fields),
+    ...options,
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/monitoring`,
+    port: server.addr.port,
+    logs,
+    [Symbol.asyncDispose]: async () => {
+      await server.shutdown();
+      client.close();
+    },
+  };
+}
+
+/** Parse a DSN the test wrote, throwing if it is not one. */
+export function mustParse(dsn: string): Dsn {
+  const parsed = parseDsn(dsn);
+  if (parsed === null) throw new Error(`bad test DSN ${dsn}`);
+  return parsed;
+}
+
+/** A shared UTF-8 encoder. */
+export const encoder = new TextEncoder();
+
+/** `length` random (incompressible) bytes. */
+export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  return bytes;
+}
+
+/** The bytes of `parts`, one after another. */
+export function concat(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
+}
+
+/** A valid envelope: header naming `dsn`, one attachment item holding `payload` (binary). */
+export function buildEnvelope(dsn: string, payload: Uint8Array): Uint8Array<ArrayBuffer> {
+  const header = { event_id: crypto.randomUUID().replaceAll("-", ""), dsn, sent_at: "now" };
+  const item = { type: "attachment", length: payload.byteLength, filename: "blob.bin" };
+  return concat([
+    encoder.encode(`${JSON.stringify(header)}\n${JSON.stringify(item)}\n`),
+    payload,
+  ]);
+}
+
+/** Serve `bytes` as a request body stream in chunks of random sizes up to `maxChunk`. */
+export function chunkedStream(bytes: Uint8Array, maxChunk = 64 * 1024): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      const size = 1 + Math.floor(Math.random() * maxChunk);
+      controller.enqueue(bytes.slice(offset, offset + size));
+      offset += size;
+    },
+  });
+}
+
+/** The status, headers and text of a response. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+/** POST `body` to `url` (streams go half duplex) and read the whole answer. */
+export async function post(url: string, body: BodyInit | null, headers: HeadersInit = {}) {
+  const init = { method: "POST", body, headers, duplex: "half" } as RequestInit;
+  const response = await fetch(url, init);
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+/** Assert a plain-text answer of `status` whose body is one line, matching `reason` if given. */
+export function assertOneLineReason(answer: Answer, status: number, reason?: RegExp) {
+  assert.equal(answer.status, status, answer.text);
+  assert.match(answer.headers.get("content-type") ?? "", /^text\/plain/);
+  assert.match(answer.text, /^[^\n]+\n$/);
+  if (reason) assert.match(answer.text, reason);
+}
+
+/** Compress `bytes` with CompressionStream (gzip unless `format` says otherwise). */
+export async function gzip(bytes: Uint8Array<ArrayBuffer>, format: CompressionFormat = "gzip") {
+  const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream(format));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Poll until `check` holds (for effects that land after the response, like a log line). */
+export async function eventually(check: () => boolean, what: string, timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * Send raw bytes over a TCP connection and read one HTTP/1.1 response, without ever sending
+ * more than `parts`: proves the server answers without waiting for the rest of a body.
+ */
+export async function rawExchange(port: number, parts: Uint8Array[]): Promise<{ status: number }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const writing = (async () => {
+    for (const part of parts) {
+      for (let done = 0; done < part.byteLength;) done += await conn.write(part.subarray(done));
+    }
+  })().catch(() => {}); // the server may stop reading and close: that is the point
+  const timer = setTimeout(() => conn.close(), 5_000);
+  let text = "";
+  try {
+    const buffer = new Uint8Array(16 * 1024);
+    while (!text.includes("\r\n\r\n")) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+  } catch {
+    // closed by the timer: no response arrived in time
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch { /* already closed by the timer */ }
+  }
+  await writing;
+  const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+  if (!match) throw new Error(`no HTTP response within 5 s: ${JSON.stringify(text)}`);
+  return { status: Number(match[1]) };
+}
+
+/** A loopback port nothing listens on (bound, then closed). */
+export function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
