@@ -83,7 +83,7 @@ Deno.test("pages are traced and get the trace tags; HEAD has GET's headers; POST
   assert.match(await get.text(), /<meta name="sentry-trace" content="fixture">/);
   const head = await fetch("/about", { method: "HEAD" });
   assert.equal(head.status, 200);
-  // Deno.serve drops a HEAD answer's body itself (tests/main_test.ts checks it on the wire).
+  // Deno.serve drops a HEAD answer's body itself (tests/main_static_test.ts checks it on the wire).
   await head.body?.cancel();
   assert.equal(head.headers.get("content-length"), get.headers.get("content-length"));
   const post = await fetch("/about", { method: "POST" });
