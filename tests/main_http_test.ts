@@ -29,6 +29,10 @@ Deno.test("wrong method on a known path: 405 with Allow", async () => {
       ["POST", "/", "GET, HEAD"],
       ["DELETE", "/healthz", "GET, HEAD"],
       ["GET", "/monitoring", "POST"],
+      // The router answers for the tunnel too: the tunnel only ever sees POST.
+      ["PUT", "/monitoring", "POST"],
+      ["DELETE", "/monitoring", "POST"],
+      ["OPTIONS", "/monitoring", "POST"],
       ["PUT", "/robots.txt", "GET, HEAD"],
       ["POST", manifest.script, "GET, HEAD"],
     ]

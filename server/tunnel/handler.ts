@@ -160,7 +160,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const declaredBytes = contentLength(req.headers);
     const format = decoderFormat(req.headers.get("content-encoding"));
     const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
-    const early = precheck(req.method, limits, declaredBytes, format) ??
+    const early = precheck(limits, declaredBytes, format) ??
       overLimit(limiter, clientIp, now());
     if (early !== undefined || format === "unsupported" || req.body === null) {
       // Not reading the body at all is the point (an oversized upload is refused unread).

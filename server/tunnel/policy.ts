@@ -53,16 +53,15 @@ export function decoderFormat(encoding: string | null): HeadFormat | null | "uns
   return FORMATS.get(name) ?? "unsupported";
 }
 
-/** Rejections decided from the request line and headers alone, before any body byte is read. */
+/**
+ * Rejections decided from the headers alone, before any body byte is read. The method is the
+ * router's to check: only POST reaches the tunnel.
+ */
 export function precheck(
-  method: string,
   limits: PrecheckLimits,
   declaredBytes: number | null,
   format: HeadFormat | null | "unsupported",
 ): Rejection | undefined {
-  if (method !== "POST") {
-    return { status: 405, reason: "method not allowed; use POST", headers: { allow: "POST" } };
-  }
   if (!limits.enabled) {
     return { status: 503, reason: "tunnel disabled: no Sentry DSN configured" };
   }
