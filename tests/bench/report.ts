@@ -1,6 +1,6 @@
 /**
  * The benchmark's arithmetic, kept pure: aggregate wrk rounds, compute the ratios, judge the
- * targets and lay out the table. `run.ts` does the processes and the I/O.
+ * targets and lay out the table. `run.ts` and its modules do the processes and the I/O.
  */
 
 /** One wrk run as `wrk.lua` prints it (latencies in microseconds). */
@@ -11,7 +11,7 @@ export interface WrkRun {
   readonly p99_us: number;
   readonly max_us: number;
   readonly errors: Readonly<Record<"connect" | "read" | "write" | "status" | "timeout", number>>;
-  /** CPU time the answering server used per request during the run (added by run.ts). */
+  /** CPU time the answering server used per request during the run (added by load.ts). */
   readonly cpu_us_per_req?: number;
 }
 

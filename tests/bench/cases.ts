@@ -1,0 +1,115 @@
+/**
+ * The benchmark's load cases and the servers they run against: the app (monitoring on, off,
+ * every request traced), a bare `Deno.serve` baseline, one answering with the app's exact page
+ * and headers, and the ingest directly, for GET /, a hashed asset and tunnel posts.
+ */
+import type { LoadCase } from "./load.ts";
+import { type Pinning, type Server, startApp, startScript } from "./processes.ts";
+
+/** What the cases need: the running ingest, the app's settings and the bodies they send. */
+export interface CaseInputs {
+  readonly ingest: Server;
+  readonly appEnv: Record<string, string>;
+  readonly pinning: Pinning | undefined;
+  /** Where the page and its headers are written for the baselines. */
+  readonly bodiesDir: string;
+  /** The hashed client entry, from the build manifest. */
+  readonly assetPath: string;
+  readonly smallFile: string;
+  readonly smallBytes: number;
+  readonly largeFile: string;
+  /** Registers each server for stopping when the benchmark ends. */
+  readonly keep: (server: Server) => Server;
+}
+
+/** The cases by name, and the servers whose RSS is read after the run. */
+export type Cases = Awaited<ReturnType<typeof startCases>>;
+/** One case's name, as in bench-results/latest.json. */
+export type CaseName = keyof Cases["cases"];
+
+/** Start every server the cases need and describe each case. */
+export async function startCases(inputs: CaseInputs) {
+  const { ingest, appEnv, pinning, keep } = inputs;
+  const bodies = inputs.bodiesDir;
+  const app = keep(await startApp(appEnv, pinning?.servers));
+  // The page cases get apps of their own, which take only page load like the baselines: their
+  // RSS after the run is compared with the identical baseline's under the same load.
+  const appPage = keep(await startApp(appEnv, pinning?.servers));
+  // The same app with monitoring off, and with every request traced.
+  const appOff = keep(await startApp({}, pinning?.servers));
+  const appAll = keep(
+    await startApp({ ...appEnv, SENTRY_TRACES_SAMPLE_RATE: "1" }, pinning?.servers),
+  );
+  const pageRes = await fetch(appPage.url);
+  const page = await pageRes.text();
+  const pageBytes = new TextEncoder().encode(page).byteLength;
+  await Deno.writeTextFile(`${bodies}/page.html`, page);
+  // What the identical-response baseline answers: the app's headers, less what Deno sets itself
+  // and the request id, which it makes per request as the app does.
+  const appHeaders = Object.fromEntries(
+    [...pageRes.headers].filter(([name]) =>
+      !["date", "content-length", "x-request-id"].includes(name)
+    ),
+  );
+  await Deno.writeTextFile(`${bodies}/page-headers.json`, JSON.stringify(appHeaders));
+  const identical = keep(
+    await startScript(
+      "baseline.ts",
+      ["--allow-net=127.0.0.1", `--allow-read=${bodies}`],
+      [`${bodies}/page.html`, `${bodies}/page-headers.json`],
+      pinning?.servers,
+    ),
+  );
+  const baseline = keep(
+    await startScript(
+      "baseline.ts",
+      [
+        "--allow-net=127.0.0.1",
+        `--allow-read=${bodies}/page.html`,
+      ],
+      [`${bodies}/page.html`],
+      pinning?.servers,
+    ),
+  );
+
+  const { smallFile, largeFile, smallBytes } = inputs;
+  const tunnelUrl = new URL("/monitoring", app.url).href;
+  const directUrl = `${ingest.url}/api/1/envelope/`;
+  const cases = {
+    baseline: { label: "GET / baseline (bare Deno.serve)", url: baseline.url, server: baseline },
+    identical: {
+      label: "GET / identical-response baseline",
+      url: identical.url,
+      server: identical,
+    },
+    pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
+    page: { label: "GET / app, monitoring on (default rate)", url: appPage.url, server: appPage },
+    pageAll: { label: "GET / app, every request traced", url: appAll.url, server: appAll },
+    asset: {
+      label: "GET hashed asset, app (br)",
+      url: new URL(inputs.assetPath, app.url).href,
+      server: app,
+      headers: ["Accept-Encoding: gzip, deflate, br"],
+    },
+    tunnel2k: {
+      label: `POST /monitoring ${smallBytes} B`,
+      url: tunnelUrl,
+      server: app,
+      body: smallFile,
+    },
+    direct2k: {
+      label: `POST ingest direct ${smallBytes} B`,
+      url: directUrl,
+      server: ingest,
+      body: smallFile,
+    },
+    tunnel1m: { label: "POST /monitoring 1 MiB", url: tunnelUrl, server: app, body: largeFile },
+    direct1m: {
+      label: "POST ingest direct 1 MiB",
+      url: directUrl,
+      server: ingest,
+      body: largeFile,
+    },
+  } satisfies Record<string, LoadCase>;
+  return { cases, pageBytes, app, appPage, appOff, appAll, identical };
+}

@@ -1,0 +1,166 @@
+/**
+ * The benchmark's targets and the extra rows of its table: the ratios between cases, the CPU
+ * per traced request, memory and start-up, each judged against the limit this project holds.
+ */
+import type { CaseName } from "./cases.ts";
+import { MANY_UPLOADS, type ManyUploads } from "./fresh_app.ts";
+import { CONNECTIONS } from "./load.ts";
+import {
+  atLeast,
+  below,
+  type CaseSummary,
+  median,
+  pairedRatio,
+  reqPerSec,
+  type TargetResult,
+  type WrkRun,
+} from "./report.ts";
+
+const MB = 1e6;
+
+/** Everything the run measured that the targets are judged on. */
+export interface Measured {
+  readonly runs: Record<CaseName, WrkRun[]>;
+  readonly summaries: Record<CaseName, CaseSummary>;
+  /** 1 MiB envelopes the ingest received during the tunnel1m runs, and how many streamed. */
+  readonly streamed: { readonly large: number; readonly largeStreamed: number };
+  readonly uploads: WrkRun;
+  readonly uploadRss: number;
+  readonly many: ManyUploads;
+  readonly wholeRunRss: number;
+  readonly rssAfter: Readonly<
+    Record<"app" | "appPage" | "appOff" | "appAll" | "identical", number>
+  >;
+  readonly startups: readonly number[];
+  readonly pageBytes: number;
+  /** Lines the app with the tunnel load wrote to stderr. */
+  readonly tunnelLogLines: number;
+}
+
+/** The targets met or missed, the table's extra rows, and the ratios they come from. */
+export function judge(m: Measured) {
+  const { runs, summaries, streamed, uploads, uploadRss, many, wholeRunRss, rssAfter } = m;
+  const { startups, pageBytes } = m;
+  const pageRatio = pairedRatio(runs.page, runs.baseline);
+  const offRatio = pairedRatio(runs.pageOff, runs.identical);
+  const onRatio = pairedRatio(runs.page, runs.identical);
+  const allRatio = pairedRatio(runs.pageAll, runs.pageOff);
+  // Every request of pageAll is traced and sends one envelope; pageOff is the same app without.
+  const tracedUs = summaries.pageAll.cpuUsPerReq !== null && summaries.pageOff.cpuUsPerReq !== null
+    ? summaries.pageAll.cpuUsPerReq - summaries.pageOff.cpuUsPerReq
+    : NaN;
+  const rssRatio = rssAfter.appPage / rssAfter.identical;
+  const tunnelRatio = pairedRatio(runs.tunnel2k, runs.direct2k);
+  const largeRatio = pairedRatio(runs.tunnel1m, runs.direct1m);
+  const tunnel1m = summaries.tunnel1m;
+  const largeOk = tunnel1m.non2xx === 0 && tunnel1m.reqPerSec > 0 &&
+    streamed.largeStreamed > 0 && streamed.largeStreamed === streamed.large;
+  const startupMs = median(startups);
+
+  const targets: TargetResult[] = [
+    atLeast("GET / monitoring off / identical baseline req/s", offRatio, 0.85),
+    atLeast("GET / monitoring on / identical baseline req/s", onRatio, 0.6),
+    atLeast("GET / every request traced / monitoring off req/s", allRatio, 0.4),
+    below("CPU per traced request, envelope send included (aim)", tracedUs, 100, "µs"),
+    below(
+      "RSS after GET / load: app (monitoring on) / identical baseline",
+      rssRatio,
+      1.5001,
+      "x",
+    ),
+    atLeast("POST /monitoring 2 KB tunnel/direct req/s", tunnelRatio, 0.4),
+    below(
+      `POST /monitoring 2 KB p99 at ${CONNECTIONS} connections`,
+      summaries.tunnel2k.p99Ms,
+      10,
+      "ms",
+    ),
+    {
+      name: "1 MiB envelopes stream through",
+      measured: `${streamed.largeStreamed}/${streamed.large} streamed, ${tunnel1m.non2xx} non-2xx`,
+      target: "all streamed, 0 non-2xx",
+      met: largeOk,
+      shortBy: largeOk ? undefined : "see the 1 MiB rows",
+    },
+    below(`peak RSS, ${CONNECTIONS} concurrent 1 MiB uploads`, uploadRss / MB, 150, "MB"),
+    below(`peak RSS, ${MANY_UPLOADS} concurrent 1 MiB uploads`, many.rss / MB, 200, "MB"),
+    {
+      name: `${MANY_UPLOADS} concurrent 1 MiB uploads all delivered`,
+      measured: `${many.delivered} delivered for ${many.run.requests} answered, ` +
+        `${many.run.errors.status} non-2xx, ${many.run.errors.timeout} timeouts`,
+      target: "all delivered, 0 non-2xx",
+      met: many.ok,
+      shortBy: many.ok ? undefined : "see the uploads row",
+    },
+    below(
+      "POST /monitoring 2 KB: app CPU per envelope",
+      summaries.tunnel2k.cpuUsPerReq ?? NaN,
+      120,
+      "µs",
+    ),
+    below("start-up to first 200 (median)", startupMs, 300, "ms"),
+  ];
+  // What the req/s ratios would be if each server had a core to itself: less noisy, and free
+  // of wrk's own ceiling when the other side is fast.
+  const cpuRatio = (fast: CaseSummary, slow: CaseSummary) =>
+    fast.cpuUsPerReq !== null && slow.cpuUsPerReq !== null
+      ? `${(fast.cpuUsPerReq / slow.cpuUsPerReq).toFixed(2)}x by CPU µs/req`
+      : "-";
+  const extras: [string, string][] = [
+    [
+      "GET / app/baseline",
+      `${pageRatio.toFixed(2)}x req/s, ${cpuRatio(summaries.baseline, summaries.page)}`,
+    ],
+    [
+      "POST 2 KB tunnel/direct",
+      `${tunnelRatio.toFixed(2)}x req/s, ${cpuRatio(summaries.direct2k, summaries.tunnel2k)}`,
+    ],
+    [
+      "POST 1 MiB tunnel/direct",
+      `${largeRatio.toFixed(2)}x req/s, ${cpuRatio(summaries.direct1m, summaries.tunnel1m)}`,
+    ],
+    [
+      `app peak RSS, fresh, ${CONNECTIONS} x 1 MiB uploads`,
+      `${(uploadRss / MB).toFixed(1)} MB (${Math.round(reqPerSec(uploads))} req/s)`,
+    ],
+    [
+      `app peak RSS, fresh, ${MANY_UPLOADS} x 1 MiB uploads`,
+      `${(many.rss / MB).toFixed(1)} MB (${Math.round(reqPerSec(many.run))} req/s, ` +
+      `${many.delivered} delivered)`,
+    ],
+    ["app peak RSS, whole run (all cases)", `${(wholeRunRss / MB).toFixed(1)} MB`],
+    [
+      "RSS after GET / load: app on / off / traced / identical baseline",
+      `${(rssAfter.appPage / MB).toFixed(1)} / ${(rssAfter.appOff / MB).toFixed(1)} / ` +
+      `${(rssAfter.appAll / MB).toFixed(1)} / ${(rssAfter.identical / MB).toFixed(1)} MB`,
+    ],
+    ["RSS after the run: app with tunnel and asset load", `${(rssAfter.app / MB).toFixed(1)} MB`],
+    [
+      "GET / off, on, traced vs identical baseline",
+      `${offRatio.toFixed(2)}x, ${onRatio.toFixed(2)}x, ${
+        pairedRatio(runs.pageAll, runs.identical).toFixed(2)
+      }x req/s; ${cpuRatio(summaries.identical, summaries.pageOff)} (off)`,
+    ],
+    [
+      "start-up to first 200",
+      `median ${startupMs.toFixed(0)} ms; runs ${startups.map((ms) => ms.toFixed(0)).join(", ")}`,
+    ],
+    ["page size", `${pageBytes} bytes`],
+    ["tunnel log lines (uploads wrk cut off as it stopped)", String(m.tunnelLogLines)],
+  ];
+
+  return {
+    targets,
+    extras,
+    tracedUs,
+    startupMs,
+    ratios: {
+      pageVsBaseline: pageRatio,
+      offVsIdentical: offRatio,
+      onVsIdentical: onRatio,
+      tracedVsOff: allRatio,
+      tunnelVsDirect2k: tunnelRatio,
+      tunnelVsDirect1m: largeRatio,
+    },
+  };
+}
