@@ -13,12 +13,13 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
-import { createIngestClient } from "./ingest_client.ts";
+import { createIngestClient, isIngestClientFetch } from "./ingest_client.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
 import { LineWriter } from "../http/request_log.ts";
 import {
   collectSmallBody,
   createDeadlines,
+  hasBody,
   isBorrowed,
   isLargeBody,
   readChunk,
@@ -106,6 +107,7 @@ interface Head {
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ??
     createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
+  const ownClient = isIngestClientFetch(upstreamFetch);
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log ?? defaultLog;
   const now = options.now ?? (() => performance.now());
@@ -136,7 +138,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (!header.ok) return { status: 400, reason: header.reason };
     const dsn = findAllowedDsn(header.dsn, options.allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    const body = await collectSmallBody(t, head.read);
+    const body = await collectSmallBody(t, head.read, ownClient);
     t.forwarding = true;
     let upstream: Response;
     try {
@@ -162,7 +164,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
     const early = precheck(limits, declaredBytes, format) ??
       overLimit(limiter, clientIp, now());
-    if (early !== undefined || format === "unsupported" || req.body === null) {
+    if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
       // Not reading the body at all is the point (an oversized upload is refused unread).
       req.body?.cancel().catch(ignore);
       return reject(req, early ?? HEADER_MISSING, declaredBytes ?? 0);
@@ -294,12 +296,13 @@ async function relayResponse(upstream: Response): Promise<Response | Rejection> 
 
 /** Read a response body of at most `maxBytes`; undefined (and the rest cancelled) if larger. */
 async function readSmallBody(response: Response, maxBytes: number): Promise<Bytes | undefined> {
-  if (response.body === null) return new Uint8Array();
-  // A declared length bounds the body, unless fetch is decompressing it on the way in.
+  // A declared length bounds the body, unless fetch is decompressing it on the way in. Checked
+  // before `response.body` is touched: that getter builds a stream arrayBuffer() must then drain.
   const declared = contentLength(response.headers);
   if (declared !== null && declared <= maxBytes && !response.headers.has("content-encoding")) {
     return new Uint8Array(await response.arrayBuffer());
   }
+  if (response.body === null) return new Uint8Array();
   const reader = response.body.getReader();
   const read = new GrowableBytes();
   for (;;) {

@@ -67,6 +67,15 @@ const MAX_IDLE_MS = 4_000;
 // Targets are built from configured DSNs, so this only stops a misuse from growing forever.
 const MAX_TARGETS = 64;
 const encoder = new TextEncoder();
+const clientFetches = new WeakSet<typeof fetch>();
+
+/**
+ * Whether `f` is an {@link IngestClient}'s fetch, which writes each chunk of a streamed body
+ * before it reads the next: the caller may then reuse one buffer for every chunk.
+ */
+export function isIngestClientFetch(f: typeof fetch): boolean {
+  return clientFetches.has(f);
+}
 
 /**
  * Build a client.
@@ -250,7 +259,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     return toResponse(step.response);
   }
 
-  return {
+  const client = {
     stats,
     close: closeIdle,
     async fetch(url: URL | RequestInfo, init: RequestInit = {}) {
@@ -271,6 +280,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
       );
     },
   };
+  clientFetches.add(client.fetch);
+  return client;
 }
 
 /** Connect, giving up at once when `signal` aborts (a connection made later is closed). */

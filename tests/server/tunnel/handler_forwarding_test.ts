@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
+import { parseDsn } from "../../../server/tunnel/dsn.ts";
+import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   buildEnvelope,
@@ -141,4 +143,34 @@ test("a fetch that fails with a bug rethrows it (the app answers 500 and reports
   } as const;
   await assert.rejects(handler(request, info), (error) => error === bug);
   assert.deepEqual(logs, [], "a bug is not a refusal");
+});
+
+test("a small envelope is read whole without building its body stream", async () => {
+  await using ingest = startFakeIngest();
+  const client = createIngestClient();
+  const tunnel = createTunnelHandler({
+    allowedDsns: [parseDsn(ingest.dsn())!],
+    maxBodyBytes: MiB,
+    timeoutMs: 5_000,
+    trustProxy: false,
+    fetch: client.fetch,
+    log: () => {},
+  });
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(2000));
+  const req = new Request("http://127.0.0.1/monitoring", {
+    method: "POST",
+    headers: { "content-length": String(envelope.byteLength) },
+    body: envelope,
+  });
+  // `req.body` builds a ReadableStream that arrayBuffer() then drains chunk by chunk.
+  let bodyReads = 0;
+  const body = Object.getOwnPropertyDescriptor(Request.prototype, "body")!.get!;
+  Object.defineProperty(req, "body", { get: () => (bodyReads++, body.call(req)) });
+  const info = { remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 } };
+  const res = await tunnel(req, info as unknown as Deno.ServeHandlerInfo);
+  await res.body?.cancel();
+  client.close();
+  assert.equal(res.status, 200);
+  assert.equal(bodyReads, 0);
+  assert.equal(ingest.requests[0].sha256, await sha256Hex(envelope));
 });
