@@ -15,6 +15,7 @@ import * as Sentry from "@sentry/deno";
 import type { Handler } from "../http/handler.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
+import { createIngestClient } from "../tunnel/ingest_client.ts";
 import type { Config } from "../lifecycle/config.ts";
 import {
   errorKey,
@@ -71,9 +72,6 @@ const KEPT = new Set([
   "GlobalHandlers",
 ]);
 
-// Taken when this module loads, before Sentry.init patches the global `fetch`.
-const plainFetch = globalThis.fetch;
-
 // The app's root folder, which stack frames are made relative to.
 const APP_ROOT = new URL("../../", import.meta.url).href;
 
@@ -114,7 +112,8 @@ export function startMonitoring(
   if (config.sentryDsn === undefined) return OFF;
   const client = Sentry.init({
     dsn: config.sentryDsn,
-    transport: options.transport ?? envelopeTransport(plainFetch),
+    // Keep-alive connections to the ingest, which the SDK's `fetch` patch never sees.
+    transport: options.transport ?? envelopeTransport(createIngestClient().fetch),
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
