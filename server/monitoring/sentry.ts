@@ -33,6 +33,7 @@ import {
   transactionEvent,
 } from "./request_recorder.ts";
 import { parseSentryTrace } from "./sentry_trace.ts";
+import { urlPath } from "../http/request_target.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
 
@@ -186,7 +187,8 @@ export function startMonitoring(
     options: { shouldTrace: (pathname: string) => boolean },
   ): Handler =>
   (req, info) => {
-    const { pathname } = new URL(req.url);
+    // Cut by hand: `new URL` costs about 0.5 µs, and the app has routed on this path already.
+    const pathname = urlPath(req.url);
     if (!options.shouldTrace(pathname)) return handler(req, info);
     const header = req.headers.get("sentry-trace");
     // Malformed headers count as absent: a client's typo never fails the request.
