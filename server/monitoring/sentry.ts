@@ -36,6 +36,7 @@ import { parseSentryTrace } from "./sentry_trace.ts";
 import { urlPath } from "../http/request_target.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
+import { MONITORING_OFF } from "./monitoring_off.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
@@ -76,14 +77,6 @@ const KEPT = new Set([
 // The app's root folder, which stack frames are made relative to.
 const APP_ROOT = new URL("../../", import.meta.url).href;
 
-const OFF: Monitoring = {
-  enabled: false,
-  instrumentHandler: (handler) => handler,
-  captureError: () => {},
-  traceMetaTags: () => "",
-  flush: () => Promise.resolve(true),
-};
-
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
@@ -110,7 +103,7 @@ export function startMonitoring(
   release: string,
   options: MonitoringOptions = {},
 ): Monitoring {
-  if (config.sentryDsn === undefined) return OFF;
+  if (config.sentryDsn === undefined) return MONITORING_OFF;
   const client = Sentry.init({
     dsn: config.sentryDsn,
     // Keep-alive connections to the ingest, which the SDK's `fetch` patch never sees.
