@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/lifecycle/config.ts";
-import { servingArgs } from "../server/lifecycle/serve_args.ts";
+import { servingArgs, V8_FLAGS } from "../server/lifecycle/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 Deno.test("the start task serves with only the permissions it needs", () => {
@@ -23,6 +23,7 @@ Deno.test("the start task serves with only the permissions it needs", () => {
   });
   assert.deepEqual(servingArgs(config), [
     "run",
+    V8_FLAGS,
     // The own DSN's host without a port: @sentry/deno checks exactly that (see permissions.ts).
     "--allow-net=0.0.0.0:8000,o1.ingest.sentry.io,10.0.0.7:9000",
     "--allow-read=static",
@@ -30,7 +31,7 @@ Deno.test("the start task serves with only the permissions it needs", () => {
     "main.ts",
     "--until-stdin-closes",
   ]);
-  assert.equal(servingArgs(loadConfig({ HOST: "::1", PORT: "0" }))[1], "--allow-net=[::1]:0");
+  assert.equal(servingArgs(loadConfig({ HOST: "::1", PORT: "0" }))[2], "--allow-net=[::1]:0");
 });
 
 Deno.test("the server process started by the task holds exactly those permissions", async () => {

@@ -7,7 +7,8 @@ import { createApp } from "../http/app.ts";
 import type { Handler } from "../http/handler.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { type Manifest, readManifest } from "../build/manifest.ts";
-import { type Monitoring, startMonitoring } from "../monitoring/sentry.ts";
+import type { Monitoring, startMonitoring } from "../monitoring/sentry.ts";
+import { MONITORING_OFF } from "../monitoring/monitoring_off.ts";
 import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
 import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
 import { StartupError } from "./startup_error.ts";
@@ -65,7 +66,12 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
   // Without dev tools the tunnel uses its own HTTP/1.1 client, which monitoring never wraps.
   const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : undefined;
-  const monitoring = startMonitoring(config, release, { transport: dev?.transport });
+  // Loaded only with a DSN: the SDK's code is about 15 MB of resident memory.
+  const monitoring = config.sentryDsn === undefined
+    ? MONITORING_OFF
+    : (await import("../monitoring/sentry.ts")).startMonitoring(config, release, {
+      transport: dev?.transport,
+    });
   const appFor = ({ manifest, staticIndex }: Build) =>
     createApp({ config, manifest, staticIndex, release, monitoring, fetch: upstreamFetch });
   const handler = dev

@@ -41,15 +41,21 @@ export interface TransactionDefaults {
   readonly contexts?: Event["contexts"];
 }
 
+// Reused, as the CSP nonce's: random bytes into a fresh array cost about 1 µs more (its buffer
+// moves off the V8 heap); the bytes are turned into a string at once.
+const traceIdBytes = new Uint8Array(16) as Uint8Array & { toHex(): string };
+const spanIdBytes = new Uint8Array(8) as Uint8Array & { toHex(): string };
+
 /** A new random trace id: 32 lowercase hex digits. */
 export function newTraceId(): string {
-  return crypto.randomUUID().replaceAll("-", "");
+  crypto.getRandomValues(traceIdBytes);
+  return traceIdBytes.toHex();
 }
 
 /** A new random span id: 16 lowercase hex digits. */
 export function newSpanId(): string {
-  // The version and variant digits of a UUID sit in its first half; the second half is random.
-  return crypto.randomUUID().slice(19).replace("-", "");
+  crypto.getRandomValues(spanIdBytes);
+  return spanIdBytes.toHex();
 }
 
 /**

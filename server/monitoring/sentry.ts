@@ -15,6 +15,7 @@ import * as Sentry from "@sentry/deno";
 import type { Handler } from "../http/handler.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
+import { createIngestClient } from "../tunnel/ingest_client.ts";
 import type { Config } from "../lifecycle/config.ts";
 import {
   errorKey,
@@ -32,8 +33,10 @@ import {
   transactionEvent,
 } from "./request_recorder.ts";
 import { parseSentryTrace } from "./sentry_trace.ts";
+import { urlPath } from "../http/request_target.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
+import { MONITORING_OFF } from "./monitoring_off.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
@@ -71,19 +74,8 @@ const KEPT = new Set([
   "GlobalHandlers",
 ]);
 
-// Taken when this module loads, before Sentry.init patches the global `fetch`.
-const plainFetch = globalThis.fetch;
-
 // The app's root folder, which stack frames are made relative to.
 const APP_ROOT = new URL("../../", import.meta.url).href;
-
-const OFF: Monitoring = {
-  enabled: false,
-  instrumentHandler: (handler) => handler,
-  captureError: () => {},
-  traceMetaTags: () => "",
-  flush: () => Promise.resolve(true),
-};
 
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
@@ -111,10 +103,11 @@ export function startMonitoring(
   release: string,
   options: MonitoringOptions = {},
 ): Monitoring {
-  if (config.sentryDsn === undefined) return OFF;
+  if (config.sentryDsn === undefined) return MONITORING_OFF;
   const client = Sentry.init({
     dsn: config.sentryDsn,
-    transport: options.transport ?? envelopeTransport(plainFetch),
+    // Keep-alive connections to the ingest, which the SDK's `fetch` patch never sees.
+    transport: options.transport ?? envelopeTransport(createIngestClient().fetch),
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
@@ -187,7 +180,8 @@ export function startMonitoring(
     options: { shouldTrace: (pathname: string) => boolean },
   ): Handler =>
   (req, info) => {
-    const { pathname } = new URL(req.url);
+    // Cut by hand: `new URL` costs about 0.5 µs, and the app has routed on this path already.
+    const pathname = urlPath(req.url);
     if (!options.shouldTrace(pathname)) return handler(req, info);
     const header = req.headers.get("sentry-trace");
     // Malformed headers count as absent: a client's typo never fails the request.

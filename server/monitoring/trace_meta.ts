@@ -24,12 +24,14 @@ export function traceMetaTagWriter(
     `sentry-public_key=${encodeURIComponent(fixed.public_key ?? "")}`,
   ].join(",");
   const rate = `sentry-sample_rate=${encodeURIComponent(fixed.sample_rate ?? "")}`;
-  return (trace) => {
-    // Ids are hex digits and the rest is encoded above: only the prefix can need escaping.
-    const baggage = `${prefix},sentry-trace_id=${trace.traceId},sentry-sampled=${trace.sampled},` +
-      `sentry-sample_rand=${trace.sampleRand.toFixed(6)},${rate}`;
-    return `<meta name="sentry-trace" content="${trace.traceId}-${trace.spanId}-${
+  // Ids are hex digits, the flag and the draw are plain, and the rest is percent-encoded, which
+  // leaves `'` as it is: only the fixed parts can need escaping, so they are escaped once, here.
+  const baggageStart = `"><meta name="baggage" content="${escapeHtml(prefix)},sentry-trace_id=`;
+  const baggageEnd = `,${escapeHtml(rate)}">`;
+  return (trace) =>
+    `<meta name="sentry-trace" content="${trace.traceId}-${trace.spanId}-${
       trace.sampled ? 1 : 0
-    }"><meta name="baggage" content="${escapeHtml(baggage)}">`;
-  };
+    }${baggageStart}${trace.traceId},sentry-sampled=${trace.sampled},sentry-sample_rand=${
+      trace.sampleRand.toFixed(6)
+    }${baggageEnd}`;
 }

@@ -21,3 +21,20 @@ Deno.test("traceMetaTagWriter: sentry-trace and baggage agree on the trace and t
   assert.match(unsampled, /-89abcdef01234567-0">/);
   assert.match(unsampled, /sentry-sampled=false,sentry-sample_rand=0\.500000,/);
 });
+
+Deno.test("traceMetaTagWriter: a quote that percent-encoding keeps is escaped for the attribute", () => {
+  const write = traceMetaTagWriter({
+    environment: "it's",
+    release: "r'",
+    public_key: "k",
+    sample_rate: "1",
+  });
+  const tags = write({
+    traceId: "0123456789abcdef0123456789abcdef",
+    spanId: "89abcdef01234567",
+    sampled: false,
+    sampleRand: 0.25,
+  });
+  assert.ok(!tags.includes("'"), tags);
+  assert.match(tags, /content="sentry-environment=it&#39;s,sentry-release=r&#39;,/);
+});

@@ -59,6 +59,9 @@ Deno.test("createDocumentRenderer: the bytes are the UTF-8 of the document, what
     { nonce: "n", headTags: '<meta name="baggage" content="a=b">' },
     { nonce: "n", headTags: '<meta content="é🚀">' },
     { nonce: "", headTags: "x" },
+    // Longer than the hand-copied length: written with encodeInto.
+    { nonce: "n", headTags: `<meta name="baggage" content="${"a=b,".repeat(80)}">` },
+    { nonce: "n".repeat(70), headTags: `<meta content="${"é🚀".repeat(40)}">` },
   ];
   for (const part of parts) {
     const bytes = render(part);
