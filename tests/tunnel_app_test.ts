@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../server/http/app.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { readManifest } from "../server/build/manifest.ts";
-import type { Monitoring } from "../server/monitoring/sentry.ts";
+import type { Monitoring } from "../server/monitoring/monitoring.ts";
 import { indexStaticFiles } from "../server/http/static_files.ts";
 
 const DSN = "http://public@127.0.0.1:9/1";

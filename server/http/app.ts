@@ -13,7 +13,7 @@ import {
   isApiPath,
 } from "../api/router.ts";
 import { apiRoutes as appApiRoutes } from "../api/routes.ts";
-import type { Monitoring } from "../monitoring/sentry.ts";
+import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { AppDeps } from "./app_deps.ts";
 import type { Handler } from "./handler.ts";
 import { internalError, methodNotAllowed, notFound, plainError } from "./error_pages.ts";

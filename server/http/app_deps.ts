@@ -6,7 +6,7 @@ import type { Routes } from "../../client/page_table.ts";
 import type { ApiRoutes } from "../api/router.ts";
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
-import type { Monitoring } from "../monitoring/sentry.ts";
+import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { StaticIndex } from "./static_files.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */

@@ -36,27 +36,9 @@ import { parseSentryTrace } from "./sentry_trace.ts";
 import { urlPath } from "../http/request_target.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
-import { MONITORING_OFF } from "./monitoring_off.ts";
+import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 
-/** What the rest of the server needs from monitoring, whether it is on or off. */
-export interface Monitoring {
-  readonly enabled: boolean;
-  /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
-  instrumentHandler(
-    handler: Handler,
-    options: { shouldTrace: (pathname: string) => boolean },
-  ): Handler;
-  /**
-   * Report a fault in the server's own code that the app caught (it has already answered
-   * with a 500), as unhandled; at most a few per minute for each distinct error. With the
-   * request it happened in, the event joins that request's trace.
-   */
-  captureError(error: unknown, req?: Request): void;
-  /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
-  traceMetaTags(req: Request): string;
-  /** Log what the error limit held back, send what is queued; false if not done in time. */
-  flush(timeoutMs: number): Promise<boolean>;
-}
+export type { Monitoring };
 
 // The SDK's defaults that errors need. Left out: DenoServe (the recorder below replaces it),
 // NormalizePaths and ContextLines (about 0.3 ms of CPU per event between them; AppFrames does

@@ -1,0 +1,36 @@
+/**
+ * What the server needs from monitoring, and monitoring when no `SENTRY_DSN` is set (every call
+ * does nothing). Kept apart from sentry.ts so a server without a DSN never loads `@sentry/deno`
+ * (about 15 MB of resident memory for its code), and so the request path can name the type
+ * without loading it either.
+ */
+import type { Handler } from "../http/handler.ts";
+
+/** What the rest of the server needs from monitoring, whether it is on or off. */
+export interface Monitoring {
+  readonly enabled: boolean;
+  /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
+  instrumentHandler(
+    handler: Handler,
+    options: { shouldTrace: (pathname: string) => boolean },
+  ): Handler;
+  /**
+   * Report a fault in the server's own code that the app caught (it has already answered
+   * with a 500), as unhandled; at most a few per minute for each distinct error. With the
+   * request it happened in, the event joins that request's trace.
+   */
+  captureError(error: unknown, req?: Request): void;
+  /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
+  traceMetaTags(req: Request): string;
+  /** Log what the error limit held back, send what is queued; false if not done in time. */
+  flush(timeoutMs: number): Promise<boolean>;
+}
+
+/** The no-op {@link Monitoring}. */
+export const MONITORING_OFF: Monitoring = {
+  enabled: false,
+  instrumentHandler: (handler) => handler,
+  captureError: () => {},
+  traceMetaTags: () => "",
+  flush: () => Promise.resolve(true),
+};
