@@ -125,3 +125,12 @@ Deno.test("ingestUrl builds the endpoint URL, omitting a default port", () => {
     "http://h/api/3/envelope/",
   );
 });
+
+Deno.test("parseDsn: hosts are compared as URLs see them (an IPv4 trailing dot is the same host)", () => {
+  const plain = parseDsn("http://public@127.0.0.1:9000/1");
+  const dotted = parseDsn("http://public@127.0.0.1.:9000/1");
+  assert.ok(plain && dotted && sameDsn(plain, dotted));
+  // The ingest URL is always built from the configured DSN, so an equivalent spelling in an
+  // envelope can never change where the bytes go.
+  assert.equal(ingestUrl(dotted!, "envelope"), "http://127.0.0.1:9000/api/1/envelope/");
+});

@@ -90,7 +90,8 @@ test("fuzz: a DSN one or more fields off the allowed one is refused, never forwa
   const offFields = fc.record({
     protocol: fc.constantFrom("https", "ftp", "ws"),
     key: fc.constantFrom("Public", "other", "publi", "public2"),
-    host: fc.constantFrom("localhost", "127.0.0.2", "[::1]", "127.0.0.1."),
+    // Not "127.0.0.1.": URL parsing drops an IPv4 trailing dot, so it is the same host.
+    host: fc.constantFrom("localhost", "127.0.0.2", "[::1]", "127.0.0.10"),
     port: fc.constantFrom(`:${other.port}`, "", ":80"),
     prefix: fc.constantFrom("", "/other", "/sentry/x", "/Sentry"),
     project: fc.constantFrom("2", "11", "10"),
