@@ -4,12 +4,10 @@
  * 405 with `Allow: POST` (tests/main_http_test.ts).
  */
 import assert from "node:assert/strict";
-import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   assertOneLineReason,
   buildEnvelope,
-  mustParse,
   post,
   randomBytes,
   startTunnel,
