@@ -9,6 +9,7 @@ import { loadConfig } from "../server/lifecycle/config.ts";
 import { STDIN_LIFELINE_FLAG } from "../server/constants.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
+import { exchangeRaw } from "./support/raw_exchange.ts";
 
 const ALLOWED_DSN = "http://public@127.0.0.1:9/1"; // nothing listens on port 9: upstream fails
 const encoder = new TextEncoder();
@@ -30,33 +31,24 @@ async function rssKiB(pid: number): Promise<number> {
   return Number(new TextDecoder().decode(stdout).trim());
 }
 
-/** Send `head` then `parts`, and return the status line's code (0 if none within 10 s). */
+/** Send `parts` and return the status line's code (0 if none within 10 s). */
 async function exchange(
   port: number,
   parts: Uint8Array[],
   { waitForAnswer = true } = {},
 ): Promise<number> {
+  if (waitForAnswer) {
+    const outcome = await exchangeRaw(port, parts, 10_000);
+    return outcome.kind === "response" ? outcome.status : 0;
+  }
+  // Leave mid-body, without waiting for an answer.
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const timer = setTimeout(() => conn.close(), 10_000);
-  let text = "";
   try {
     for (const part of parts) await conn.write(part);
-    if (!waitForAnswer) return 0;
-    const buffer = new Uint8Array(4096);
-    while (!text.includes("\r\n")) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      text += new TextDecoder().decode(buffer.subarray(0, n));
-    }
-  } catch {
-    // closed by the timer, or by the server: the status (if any) says which
   } finally {
-    clearTimeout(timer);
-    try {
-      conn.close();
-    } catch { /* already closed */ }
+    conn.close();
   }
-  return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  return 0;
 }
 
 const envelopeHead = encoder.encode(`{"dsn":"${ALLOWED_DSN}"}\n{"type":"event"}\n`);

@@ -2,6 +2,7 @@
  * Helpers for the tunnel handler's tests: a tunnel on loopback with its own ingest client,
  * envelopes to send it, ways to upload them (whole, chunked, raw over TCP) and to judge the answer.
  */
+import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/tunnel/dsn.ts";
 import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
@@ -156,33 +157,11 @@ export async function eventually(check: () => boolean, what: string, timeoutMs =
  * more than `parts`: proves the server answers without waiting for the rest of a body.
  */
 export async function rawExchange(port: number, parts: Uint8Array[]): Promise<{ status: number }> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const writing = (async () => {
-    for (const part of parts) {
-      for (let done = 0; done < part.byteLength;) done += await conn.write(part.subarray(done));
-    }
-  })().catch(() => {}); // the server may stop reading and close: that is the point
-  const timer = setTimeout(() => conn.close(), 5_000);
-  let text = "";
-  try {
-    const buffer = new Uint8Array(16 * 1024);
-    while (!text.includes("\r\n\r\n")) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      text += new TextDecoder().decode(buffer.subarray(0, n));
-    }
-  } catch {
-    // closed by the timer: no response arrived in time
-  } finally {
-    clearTimeout(timer);
-    try {
-      conn.close();
-    } catch { /* already closed by the timer */ }
+  const outcome = await exchangeRaw(port, parts, 5_000);
+  if (outcome.kind !== "response") {
+    throw new Error(`no HTTP response within 5 s: ${outcome.kind} after ${outcome.received} B`);
   }
-  await writing;
-  const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
-  if (!match) throw new Error(`no HTTP response within 5 s: ${JSON.stringify(text)}`);
-  return { status: Number(match[1]) };
+  return { status: outcome.status };
 }
 
 /** A loopback port nothing listens on (bound, then closed). */
