@@ -8,11 +8,9 @@ import { startFakeIngest } from "./support/fake_ingest.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import {
-  collectOutput,
   inheritedEnv,
   runServerToExit,
   startServer,
-  startTaskArgs,
   startTaskEnv,
 } from "./support/server.ts";
 
@@ -122,34 +120,25 @@ Deno.test({
   name: "HOST=::1 prints its URL with brackets, and that URL answers",
   ignore: !hasIpv6Loopback,
 }, async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: startTaskArgs(),
-    env: { ...inheritedEnv(), ...startTaskEnv(), HOST: "::1", PORT: "0", NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let onText = () => {};
-  const { text, done } = collectOutput(child, () => onText());
+  const server = await startServer({ HOST: "::1" });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      onText = () => {
-        const match = /Listening on (\S+)/.exec(text());
-        if (match) resolve(match[1]);
-      };
-      child.status.then(() => reject(new Error(`exited:\n${text()}`)));
-    });
-    assert.match(url, /^http:\/\/\[::1\]:\d+\/$/);
+    assert.match(server.url, /^http:\/\/\[::1\]:\d+\/$/);
     // Loopback over IPv6; the test's --allow-net covers 127.0.0.1 only, so ask curl.
     const curl = await new Deno.Command("curl", {
-      args: ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", `${url}healthz`],
+      args: [
+        "-sS",
+        "--max-time",
+        "10",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        `${server.url}healthz`,
+      ],
     }).output();
     assert.equal(new TextDecoder().decode(curl.stdout), "200");
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
-    await done;
+    await server.stop();
   }
 });
 

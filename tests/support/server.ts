@@ -48,7 +48,7 @@ export async function startServer(
   const { text: output, done } = collectOutput(child, () => onText());
   const listening = new Promise<string | null>((resolve) => {
     onText = () => {
-      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output());
+      const match = /Listening on (http:\/\/\S+\/) /.exec(output());
       if (match) resolve(match[1]);
     };
     child.status.then(() => resolve(null));
