@@ -7,12 +7,7 @@ import assert from "node:assert/strict";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
-import {
-  inheritedEnv,
-  runServerToExit,
-  startServer,
-  startTaskEnv,
-} from "./support/server.ts";
+import { inheritedEnv, runServerToExit, startServer, startTaskEnv } from "./support/server.ts";
 
 Deno.test("an invalid setting stops start-up with one line and a non-zero exit", async () => {
   for (

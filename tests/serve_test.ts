@@ -10,6 +10,7 @@ import { loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { startServer, startTaskArgs } from "./support/server.ts";
+import { startUpload } from "./support/slow_upload.ts";
 
 /** The serving step of `start:parallel` (after its build step), as `deno` arguments. */
 function parallelTaskArgs(): string[] {
@@ -105,27 +106,6 @@ Deno.test("start:parallel serves the page and the tunnel from two workers", asyn
 const BODY_BYTES = 100 * 1024;
 const FIRST_PART = 70 * 1024;
 
-/** A POST to the tunnel whose body is sent in two parts, over a raw socket. */
-async function startUpload(url: string, body: Uint8Array) {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  const head = `POST /monitoring HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n` +
-    `Content-Length: ${body.length}\r\n\r\n`;
-  const writeAll = async (bytes: Uint8Array) => {
-    for (let sent = 0; sent < bytes.length;) sent += await conn.write(bytes.subarray(sent));
-  };
-  await writeAll(new TextEncoder().encode(head));
-  await writeAll(body.subarray(0, FIRST_PART));
-  return {
-    async finish(): Promise<string> {
-      await writeAll(body.subarray(FIRST_PART));
-      let text = "";
-      for await (const chunk of conn.readable) text += new TextDecoder().decode(chunk);
-      return text;
-    },
-  };
-}
-
 Deno.test("start:parallel: SIGTERM lets uploads still arriving finish in both workers, exit 0", async () => {
   const uploads = 8;
   await using ingest = startFakeIngest();
@@ -146,7 +126,7 @@ Deno.test("start:parallel: SIGTERM lets uploads still arriving finish in both wo
     const started = await Promise.all(Array.from({ length: uploads }, (_, i) => {
       const head = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{"message":"u${i} `;
       const body = head + "x".repeat(BODY_BYTES - head.length - 3) + '"}\n';
-      return startUpload(server.url, new TextEncoder().encode(body));
+      return startUpload(server.url, new TextEncoder().encode(body), FIRST_PART);
     }));
     await ingest.waitFor(uploads, "started");
     server.process.kill("SIGTERM");

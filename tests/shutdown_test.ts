@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { startServer } from "./support/server.ts";
+import { startUpload } from "./support/slow_upload.ts";
 import { DEFAULT_LARGE_BODIES } from "../server/tunnel/handler.ts";
 
 const UPLOADS = 20;
@@ -19,29 +20,6 @@ function envelope(dsn: string, i: number): Uint8Array {
   const tail = `"}\n`;
   const fill = "x".repeat(BODY_BYTES - head.length - tail.length);
   return new TextEncoder().encode(head + fill + tail);
-}
-
-/** A POST whose body is sent in two parts, over a raw socket. */
-async function startUpload(url: string, body: Uint8Array) {
-  const { hostname, port } = new URL(url);
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  const head = `POST /monitoring HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n` +
-    `Content-Type: application/x-sentry-envelope\r\nContent-Length: ${body.length}\r\n\r\n`;
-  await conn.write(new TextEncoder().encode(head));
-  await writeAll(conn, body.subarray(0, FIRST_PART));
-  return {
-    async finish(): Promise<string> {
-      await writeAll(conn, body.subarray(FIRST_PART));
-      let text = "";
-      const decoder = new TextDecoder();
-      for await (const chunk of conn.readable) text += decoder.decode(chunk, { stream: true });
-      return text;
-    },
-  };
-}
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let sent = 0; sent < bytes.length;) sent += await conn.write(bytes.subarray(sent));
 }
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
@@ -58,7 +36,10 @@ Deno.test("SIGTERM with 20 uploads still arriving: all 20 are forwarded and answ
   const server = await startServer({ SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "0" });
   try {
     const uploads = await Promise.all(
-      Array.from({ length: UPLOADS }, (_, i) => startUpload(server.url, envelope(dsn, i))),
+      Array.from(
+        { length: UPLOADS },
+        (_, i) => startUpload(server.url, envelope(dsn, i), FIRST_PART),
+      ),
     );
     // The tunnel reads a few large bodies at once; the others wait, accepted but unread.
     await ingest.waitFor(Math.min(UPLOADS, DEFAULT_LARGE_BODIES), "started");
