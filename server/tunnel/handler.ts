@@ -15,7 +15,6 @@ import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
 import { createIngestClient, isIngestClientFetch } from "./ingest_client.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
-import { LineWriter } from "../http/request_log.ts";
 import {
   collectSmallBody,
   createDeadlines,
@@ -56,15 +55,13 @@ export interface TunnelOptions {
   readonly trustProxy: boolean;
   /** Envelopes per client address per minute; 0 or absent: no limit. */
   readonly rateLimit?: number;
-  /** Clock for the rate limit, in ms (tests pass their own). */
-  readonly now?: () => number;
   /** Upstream fetch; tests and wrappers may pass their own. By default the tunnel's own
    * keep-alive HTTP/1.1 client (see ingest_client.ts), about half the CPU of `fetch`. */
   readonly fetch?: typeof fetch;
   /** Large bodies (over 64 KiB, or chunked) read and forwarded at once; the rest wait. */
   readonly maxLargeBodies?: number;
-  /** Receives one record per refused or failed envelope; batched stdout JSON by default. */
-  readonly log?: (record: TunnelRecord, req: Request) => void;
+  /** Receives one record per refused or failed envelope (the app's batched request log). */
+  readonly log: (record: TunnelRecord, req: Request) => void;
 }
 
 /** A request handler as `Deno.serve` calls it. */
@@ -109,8 +106,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
   const ownClient = isIngestClientFetch(upstreamFetch);
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
-  const log = options.log ?? defaultLog;
-  const now = options.now ?? (() => performance.now());
+  const log = options.log;
   const deadlines = createDeadlines(options.timeoutMs);
   const limiter: RateLimiter | undefined = options.rateLimit
     ? createRateLimiter({ limit: options.rateLimit })
@@ -163,7 +159,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const format = decoderFormat(req.headers.get("content-encoding"));
     const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
     const early = precheck(limits, declaredBytes, format) ??
-      overLimit(limiter, clientIp, now());
+      overLimit(limiter, clientIp, performance.now());
     if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
       // Not reading the body at all is the point (an oversized upload is refused unread).
       req.body?.cancel().catch(ignore);
@@ -320,15 +316,6 @@ function textResponse({ status, reason, headers }: Rejection): Response {
   const response = new Response(`${reason}\n`, { status, headers });
   response.headers.set("content-type", "text/plain; charset=utf-8");
   return response;
-}
-
-let stdoutLog: LineWriter | undefined;
-
-// Only for a tunnel built without a log (the app passes its request log): batched, never a
-// synchronous write per refusal.
-function defaultLog(record: TunnelRecord): void {
-  stdoutLog ??= new LineWriter();
-  stdoutLog.write(JSON.stringify(record));
 }
 
 function ignore(): void {}

@@ -55,7 +55,6 @@ interface Connection {
   read: Promise<number | null> | undefined;
   idle: boolean;
   idleSince: number;
-  used: boolean;
   closed: boolean;
 }
 
@@ -145,7 +144,6 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
       read: undefined,
       idle: false,
       idleSince: 0,
-      used: false,
       closed: false,
     };
   }
@@ -220,7 +218,6 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     reused: boolean,
   ): Promise<Response> {
     if (reused) stats.reused++;
-    c.used = true;
     const parser = new ResponseParser(MAX_HEAD_BYTES, maxResponseBytes);
     let uploaded = true;
     let upload: Promise<void> | undefined;
