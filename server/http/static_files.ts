@@ -12,6 +12,7 @@ import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compres
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
 import { listFiles } from "../walk_files.ts";
+import { BUILD_DIR, STATIC_DIR } from "../constants.ts";
 
 /** One representation of a file: the original or a precompressed copy. */
 interface Variant {
@@ -33,6 +34,8 @@ export interface StaticEntry {
 /** URL path (without the leading slash) -> entry. */
 export type StaticIndex = ReadonlyMap<string, StaticEntry>;
 
+// Where the build's output sits in the index ("build/"): its names carry a content hash.
+const BUILD_PREFIX = `${BUILD_DIR.slice(STATIC_DIR.length + 1)}/`;
 // Build output names carry a content hash, so a URL's bytes never change.
 const IMMUTABLE = "public, max-age=31536000, immutable";
 // Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
@@ -91,14 +94,18 @@ export async function indexStaticFiles(
         encoded.set(encoding, await readVariant(`${dir}/${path}${suffix}`));
       }
     }
-    if (encoded.size === 0 && identity.body && isCompressible(path)) {
+    // The build decides for its own outputs (a dev build skips compression to rebuild fast,
+    // and leaves source maps alone): compressing them here would redo that work at every
+    // start and every dev reload.
+    const ownedByBuild = path.startsWith(BUILD_PREFIX);
+    if (encoded.size === 0 && identity.body && isCompressible(path) && !ownedByBuild) {
       for (const [encoding, bytes] of compressCopies(identity.body)) {
         encoded.set(encoding, await variantOf(identity.file, bytes, true));
       }
     }
     index.set(path, {
       contentType: contentTypeFor(path),
-      cacheControl: path.startsWith("build/") ? IMMUTABLE : SHORT,
+      cacheControl: ownedByBuild ? IMMUTABLE : SHORT,
       identity,
       encoded,
     });
