@@ -8,6 +8,8 @@
  * broken project file can break it.
  */
 import { DEV_PATHS } from "../constants.ts";
+import { plainError } from "../http/error_pages.ts";
+import { isBadTarget, parseRequestTarget } from "../http/request_target.ts";
 import { escapeHtml } from "../page/html.ts";
 import { serveDevClient } from "./client_script.ts";
 import { type BuildError, ReloadChannel } from "./reload.ts";
@@ -28,15 +30,14 @@ export interface FallbackApp {
 export function createFallbackApp(failure: BuildError): FallbackApp {
   const channel = new ReloadChannel({ status: null, buildId: "", serverError: failure });
   const handler = (req: Request): Response | Promise<Response> => {
-    const { pathname } = new URL(req.url);
+    // Parsed as the app parses it: a bad Host must not throw here either.
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    const pathname = isBadTarget(target) ? "" : target.path;
     const read = req.method === "GET" || req.method === "HEAD";
     if (read && pathname === DEV_PATHS.reload) return channel.handler();
     if (read && pathname === DEV_PATHS.client) return serveDevClient();
     if (!read) {
-      return new Response(`The dev server is not running: ${failure.text}\n`, {
-        status: 503,
-        headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-      });
+      return plainError(503, `The dev server is not running: ${failure.text}`);
     }
     const nonce = crypto.randomUUID();
     return new Response(renderFailurePage(failure, nonce), {

@@ -11,6 +11,7 @@
  * - `server-error` on connect, from the page the runner serves while the server cannot start
  *   (server/dev/fallback_page.ts), with the error that stopped it.
  */
+import type { Message } from "esbuild";
 import { DEV_STATUS_FILE } from "../constants.ts";
 
 /** One esbuild error, as the overlay shows it. */
@@ -23,6 +24,18 @@ export interface BuildError {
   readonly lineText?: string;
   /** Where it was thrown from, one frame a line (server errors). */
   readonly stack?: string;
+}
+
+/** Turn an esbuild message into what the status file and the overlay carry. */
+export function toBuildError(message: Message): BuildError {
+  const location = message.location;
+  return location === null ? { text: message.text } : {
+    text: message.text,
+    file: location.file,
+    line: location.line,
+    column: location.column + 1, // esbuild counts columns from 0, editors from 1
+    lineText: location.lineText,
+  };
 }
 
 /** The outcome of the latest client build; `seq` grows with every build. */

@@ -3,7 +3,7 @@
  * output relayed to the terminal as it comes (so an error is printed once, by Deno), and read
  * for two facts: the port it listens on, and, if it exits on its own, why.
  */
-import { CONFIG_VARIABLES, DEV_VARIABLES } from "../lifecycle/config.ts";
+import { DEV_VARIABLES, SERVER_ENV_VARIABLES } from "../lifecycle/config.ts";
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { parseServerFailure } from "./failure.ts";
 import type { BuildError } from "./reload.ts";
@@ -16,7 +16,7 @@ export const DEV_SERVER_ARGS: readonly string[] = [
   "run",
   "--allow-net",
   "--allow-read=static,client,server",
-  `--allow-env=NODE_ENV,${[...CONFIG_VARIABLES, ...DEV_VARIABLES].join(",")}`,
+  `--allow-env=${[...SERVER_ENV_VARIABLES, ...DEV_VARIABLES].join(",")}`,
   "main.ts",
 ];
 

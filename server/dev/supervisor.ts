@@ -3,6 +3,7 @@
  * (server/dev/fallback_page.ts) from the moment it fails to start or exits on its own until the next
  * restart brings it back. Restarts run one at a time, in order.
  */
+import { listeningUrl } from "../lifecycle/listen_address.ts";
 import { createFallbackApp, formatLocation } from "./fallback_page.ts";
 import type { BuildError } from "./reload.ts";
 import { type ServerProcess, spawnServer } from "./server_process.ts";
@@ -86,7 +87,8 @@ export class DevSupervisor {
           this.#port = port;
           this.#log(
             `dev: the server ${what}${where && ` (${where})`}; the page at ` +
-              `http://${urlHost(this.#options.hostname)}:${port}/ shows why until the next save`,
+              `${listeningUrl({ hostname: this.#options.hostname, port })} shows why until the ` +
+              `next save`,
           );
         },
       }, app.handler);
@@ -112,8 +114,4 @@ export class DevSupervisor {
     this.#queue = run.catch((error) => this.#log(`dev: ${error}`));
     return run;
   }
-}
-
-function urlHost(hostname: string): string {
-  return hostname.includes(":") ? `[${hostname}]` : hostname;
 }

@@ -26,8 +26,6 @@ export interface ListenOptions {
 /** A server that keeps listening; `shutdown` is `Deno.serve`'s graceful one. */
 export interface Listening {
   readonly addr: Deno.NetAddr;
-  /** Times the accept loop failed and was restarted (for tests and logs). */
-  readonly restarts: number;
   /** Stop listening, let open requests finish and close idle connections. */
   shutdown(): Promise<void>;
 }
@@ -47,7 +45,6 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
   // Every server ever started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
   let stopping = false;
-  let restarts = 0;
   let outage = false;
   let waitMs = min;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -60,7 +57,6 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
     servers.push(server);
     server.finished.catch((error) => {
       if (stopping) return;
-      restarts++;
       if (outage) {
         waitMs = Math.min(waitMs * 2, max);
       } else {
@@ -106,9 +102,6 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
   const addr = first.addr;
   return {
     addr,
-    get restarts() {
-      return restarts;
-    },
     async shutdown() {
       stopping = true;
       clearTimeout(timer);

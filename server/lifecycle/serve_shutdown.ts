@@ -12,8 +12,6 @@ const SIGNALS: ReadonlySet<Deno.Signal> = new Set(STOP_SIGNALS);
 
 /** Deno's own shutdown listeners, held back until {@link HeldShutdown.release}. */
 export interface HeldShutdown {
-  /** How many listeners were held (1 when Deno registered its listener; 0 if Deno changed). */
-  readonly held: number;
   /** Run the held listeners (the server's graceful shutdown); later calls do nothing. */
   release(): void;
 }
@@ -39,9 +37,6 @@ export function holdServeShutdown(): HeldShutdown {
     if (seen.size === SIGNALS.size) Deno.addSignalListener = original;
   };
   return {
-    get held() {
-      return held.size;
-    },
     release() {
       if (released) return;
       released = true;

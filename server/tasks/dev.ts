@@ -15,31 +15,18 @@ import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
 import { BUILD_DIR, MANIFEST_FILE } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
-import { type BuildError, type BuildStatus, writeBuildStatus } from "../dev/reload.ts";
+import { type BuildStatus, toBuildError, writeBuildStatus } from "../dev/reload.ts";
 import { needsRestart, serverModuleFiles } from "../dev/server_graph.ts";
 import { DevSupervisor } from "../dev/supervisor.ts";
 import { onStopRequest } from "../lifecycle/shutdown.ts";
-
-export { DEV_SERVER_ARGS } from "../dev/server_process.ts";
 
 // What the runner watches: the client (rebuilt), and the server's entry and modules (restarted).
 const WATCHED = ["client", "server", "main.ts"];
 // Editors save in bursts (write, rename, chmod): wait for the burst to end before building.
 const DEBOUNCE_MS = 40;
-/** Turn an esbuild message into what the status file and the overlay carry. */
-export function toBuildError(message: esbuild.Message): BuildError {
-  const location = message.location;
-  return location === null ? { text: message.text } : {
-    text: message.text,
-    file: location.file,
-    line: location.line,
-    column: location.column + 1, // esbuild counts columns from 0, editors from 1
-    lineText: location.lineText,
-  };
-}
 
 /** esbuild's incremental build of client/, writing the manifest and the status file. */
-export class DevBuilder {
+class DevBuilder {
   readonly #context: esbuild.BuildContext;
   // Larger than any earlier run's, so a server that read an old status file sees the new ones.
   #seq = Date.now();
@@ -106,7 +93,7 @@ async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
  * the working directory, never twice at the same time (changes during a run are passed to one
  * more run). Returns a function that stops watching.
  */
-export function watchPaths(
+function watchPaths(
   paths: readonly string[],
   onChange: (changed: ReadonlySet<string>) => Promise<void>,
 ): () => void {

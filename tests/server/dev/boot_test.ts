@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { isLoopbackHost, startDevTools } from "../../../server/dev/boot.ts";
-import { DEV_SERVER_ARGS } from "../../../server/tasks/dev.ts";
+import { DEV_SERVER_ARGS } from "../../../server/dev/server_process.ts";
 import { StartupError } from "../../../server/lifecycle/startup_error.ts";
 import { runServerToExit } from "../../support/server.ts";
 

@@ -8,7 +8,7 @@ import { brotliCompressSync } from "node:zlib";
 import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
 import { DEV_INBOX_DSN } from "../../../server/constants.ts";
 import { DevInbox, inboxFetch, renderInboxPage } from "../../../server/dev/inbox.ts";
-import { DEV_SERVER_ARGS } from "../../../server/tasks/dev.ts";
+import { DEV_SERVER_ARGS } from "../../../server/dev/server_process.ts";
 import { startServer } from "../../support/server.ts";
 
 // main.ts as `deno task dev` runs it, with its flags.

@@ -3,7 +3,7 @@
  * how esbuild's errors are passed on.
  */
 import assert from "node:assert/strict";
-import { toBuildError } from "../../../server/tasks/dev.ts";
+import { toBuildError } from "../../../server/dev/reload.ts";
 import {
   type BuildStatus,
   readBuildStatus,
