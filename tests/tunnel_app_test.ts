@@ -23,7 +23,6 @@ async function startApp(env: Record<string, string>, upstream: typeof fetch): Pr
   const lines: string[] = [];
   const captured: unknown[] = [];
   const monitoring: Monitoring = {
-    enabled: true,
     instrumentHandler: (handler) => handler,
     captureError: (error) => captured.push(error),
     traceMetaTags: () => "",

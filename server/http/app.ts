@@ -81,11 +81,13 @@ export function createApp(deps: AppDeps): Handler {
   // Not traced, like static files: span names would carry any path a client makes up.
   const notFoundPage = caught(pages.notFound, monitoring, internalError);
   // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
-  const fallback = async (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+  // Synchronous like dispatch: serveStatic answers null at once for a path it does not have,
+  // and an asset kept in memory needs no promise.
+  const fallback = (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
     const api = isApiPath(path);
     if (req.method === "GET" || req.method === "HEAD") {
-      return await serveStatic(deps.staticIndex, req, path) ??
-        (api ? apiNotFound() : await notFoundPage(req, info));
+      return serveStatic(deps.staticIndex, req, path) ??
+        (api ? apiNotFound() : notFoundPage(req, info));
     }
     if (hasStaticFile(deps.staticIndex, path)) return methodNotAllowed(["GET", "HEAD"]);
     return api ? apiNotFound() : notFound();

@@ -29,6 +29,8 @@ export interface StaticEntry {
   readonly cacheControl: string;
   readonly identity: Variant;
   readonly encoded: ReadonlyMap<Encoding, Variant>;
+  /** The keys of `encoded`, listed once for negotiation. */
+  readonly encodings: readonly Encoding[];
 }
 
 /** URL path (without the leading slash) -> entry. */
@@ -108,6 +110,7 @@ export async function indexStaticFiles(
       cacheControl: ownedByBuild ? IMMUTABLE : SHORT,
       identity,
       encoded,
+      encodings: [...encoded.keys()],
     });
   }
   return index;
@@ -128,16 +131,15 @@ export function serveStatic(
   const entry = path === null ? undefined : index.get(path);
   if (entry === undefined) return null;
 
-  const available = [...entry.encoded.keys()];
-  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), available);
+  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), entry.encodings);
   const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
   const headers = new Headers({
     "content-type": entry.contentType,
     "cache-control": entry.cacheControl,
     "etag": variant.etag,
   });
-  if (available.length > 0) headers.set("vary", "Accept-Encoding");
-  if (encoding) headers.set("content-encoding", encoding === "gzip" ? "gzip" : "br");
+  if (entry.encodings.length > 0) headers.set("vary", "Accept-Encoding");
+  if (encoding) headers.set("content-encoding", encoding);
 
   if (etagMatches(req.headers.get("if-none-match"), variant.etag)) {
     return new Response(null, { status: 304, headers });

@@ -8,7 +8,6 @@ import type { Handler } from "../http/handler.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
-  readonly enabled: boolean;
   /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
   instrumentHandler(
     handler: Handler,
@@ -28,7 +27,6 @@ export interface Monitoring {
 
 /** The no-op {@link Monitoring}. */
 export const MONITORING_OFF: Monitoring = {
-  enabled: false,
   instrumentHandler: (handler) => handler,
   captureError: () => {},
   traceMetaTags: () => "",

@@ -206,7 +206,6 @@ export function startMonitoring(
   };
 
   return {
-    enabled: true,
     instrumentHandler,
     captureError,
     traceMetaTags: (req) => {
