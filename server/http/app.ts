@@ -15,16 +15,16 @@ import {
 import { apiRoutes as appApiRoutes } from "../api/routes.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { AppDeps } from "./app_deps.ts";
-import type { Handler } from "./handler.ts";
+import type { ContextHandler, Handler } from "./handler.ts";
 import { internalError, methodNotAllowed, notFound, plainError } from "./error_pages.ts";
 import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import { contentLength } from "./content_length.ts";
 import { formatRecord, LineWriter, logTime, requestIdFor } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
-import { applySecurityHeaders, isHttps, onDenoDeploy } from "./security_headers.ts";
+import { RequestContext } from "./request_context.ts";
+import { hstsDue, isHttps, onDenoDeploy } from "./security_headers.ts";
 import { formatTunnelRecord } from "../tunnel/log.ts";
 
 /**
@@ -38,7 +38,7 @@ export function createApp(deps: AppDeps): Handler {
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
   // requests must never be traced or reported (they would feed themselves). Errors are caught
   // inside the span, so the event is linked to its trace.
-  const traced = (handler: Handler, onError = internalError) =>
+  const traced = (handler: ContextHandler, onError = internalError) =>
     monitoring.instrumentHandler(caught(handler, monitoring, onError), { shouldTrace: () => true });
   const health = traced(healthHandler(deps.release));
   // Maps, not objects: the path and the method are the client's, and an object would answer
@@ -83,11 +83,16 @@ export function createApp(deps: AppDeps): Handler {
   // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
   // Synchronous like dispatch: serveStatic answers null at once for a path it does not have,
   // and an asset kept in memory needs no promise.
-  const fallback = (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+  const fallback = (
+    req: Request,
+    info: Deno.ServeHandlerInfo,
+    ctx: RequestContext,
+    path: string,
+  ) => {
     const api = isApiPath(path);
     if (req.method === "GET" || req.method === "HEAD") {
-      return serveStatic(deps.staticIndex, req, path) ??
-        (api ? apiNotFound() : notFoundPage(req, info));
+      return serveStatic(deps.staticIndex, req, path, ctx) ??
+        (api ? apiNotFound() : notFoundPage(req, info, ctx));
     }
     if (hasStaticFile(deps.staticIndex, path)) return methodNotAllowed(["GET", "HEAD"]);
     return api ? apiNotFound() : notFound();
@@ -95,13 +100,18 @@ export function createApp(deps: AppDeps): Handler {
 
   // Synchronous when the route's handler is (the pages are): each promise on the way costs
   // about a microsecond, and Deno.serve takes a Response as it is.
-  const dispatch = (req: Request, info: Deno.ServeHandlerInfo, path: string) => {
+  const dispatch = (
+    req: Request,
+    info: Deno.ServeHandlerInfo,
+    ctx: RequestContext,
+    path: string,
+  ) => {
     const route = routes.get(path);
     if (route === undefined) {
-      return settle((req, info) => fallback(req, info, path), req, info, monitoring);
+      return settle((req, info, ctx) => fallback(req, info, ctx, path), req, info, ctx, monitoring);
     }
     const handler = route.methods.get(req.method);
-    return handler ? settle(handler, req, info, monitoring) : route.refuse(route.allow);
+    return handler ? settle(handler, req, info, ctx, monitoring) : route.refuse(route.allow);
   };
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
@@ -114,11 +124,10 @@ export function createApp(deps: AppDeps): Handler {
     req: Request,
     res: Response,
     path: string,
-    requestId: string,
+    ctx: RequestContext,
     started: number,
   ) => {
-    res = applySecurityHeaders(res, { https: isHttps(req, transport), hsts });
-    res.headers.set("x-request-id", requestId);
+    res = ctx.complete(res);
     logLine(formatRecord({
       time: logTime(),
       method: req.method,
@@ -126,8 +135,8 @@ export function createApp(deps: AppDeps): Handler {
       path,
       status: res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
-      bytes: contentLength(res.headers),
-      requestId,
+      bytes: ctx.bytes,
+      requestId: ctx.requestId,
     }, logFormat));
     return res;
   };
@@ -137,62 +146,70 @@ export function createApp(deps: AppDeps): Handler {
   // tracing and the log.
   return (req, info) => {
     const started = performance.now();
-    const requestId = requestIdFor(req);
+    const https = hsts !== "off" && isHttps(req, transport);
+    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }));
     const target = parseRequestTarget(req.url, req.headers.get("host"));
-    if (target.path === deps.config.tunnelPath) requestIds.set(req, requestId);
+    if (target.path === deps.config.tunnelPath) requestIds.set(req, ctx.requestId);
     const res = checkRequestLimits(req) ??
-      (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, target.path));
+      (isBadTarget(target)
+        ? plainError(400, target.reason)
+        : dispatch(req, info, ctx, target.path));
     return res instanceof Promise
-      ? res.then((res) => answered(req, res, target.path, requestId, started))
-      : answered(req, res, target.path, requestId, started);
+      ? res.then((res) => answered(req, res, target.path, ctx, started))
+      : answered(req, res, target.path, ctx, started);
   };
 }
 
 /** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 interface Route {
-  readonly methods: ReadonlyMap<string, Handler>;
+  readonly methods: ReadonlyMap<string, ContextHandler>;
   readonly allow: readonly string[];
   readonly refuse: (allow: readonly string[]) => Response;
 }
 
 function route(
-  methods: Readonly<Record<string, Handler>>,
+  methods: Readonly<Record<string, ContextHandler>>,
   refuse: (allow: readonly string[]) => Response = methodNotAllowed,
 ): Route {
   return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods), refuse };
 }
 
-function caught(handler: Handler, monitoring: Monitoring, onError: () => Response): Handler {
-  return (req, info) => settle(handler, req, info, monitoring, onError);
+function caught(
+  handler: ContextHandler,
+  monitoring: Monitoring,
+  onError: () => Response,
+): ContextHandler {
+  return (req, info, ctx) => settle(handler, req, info, ctx, monitoring, onError);
 }
 
 // Call a handler and turn what it throws or rejects with into an error answer, without a
 // promise when the handler answered synchronously.
 function settle(
-  handler: Handler,
+  handler: ContextHandler,
   req: Request,
   info: Deno.ServeHandlerInfo,
+  ctx: RequestContext,
   monitoring: Monitoring,
   onError = internalError,
 ): Response | Promise<Response> {
   try {
-    const res = handler(req, info);
+    const res = handler(req, info, ctx);
     return res instanceof Promise
-      ? res.catch((error) => failed(error, req, monitoring, onError))
+      ? res.catch((error) => failed(error, ctx, monitoring, onError))
       : res;
   } catch (error) {
-    return failed(error, req, monitoring, onError);
+    return failed(error, ctx, monitoring, onError);
   }
 }
 
 function failed(
   error: unknown,
-  req: Request,
+  ctx: RequestContext,
   monitoring: Monitoring,
   answer = internalError,
 ): Response {
   console.error("request failed:", error);
-  monitoring.captureError(error, req);
+  monitoring.captureError(error, ctx);
   return answer();
 }
 

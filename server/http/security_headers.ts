@@ -6,15 +6,19 @@
 export type HstsMode = "auto" | "on" | "off";
 
 // A year, the value browsers' preload lists expect; subdomains are left to the operator.
-const HSTS_VALUE = "max-age=31536000";
+/** The Strict-Transport-Security value, when it is sent. */
+export const HSTS_VALUE = "max-age=31536000";
 
-const ALWAYS: ReadonlyArray<[string, string]> = [
-  ["x-content-type-options", "nosniff"],
-  ["referrer-policy", "strict-origin-when-cross-origin"],
-  ["cross-origin-opener-policy", "same-origin"],
+/** The headers every answer carries, whatever the transport. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "strict-origin-when-cross-origin",
+  "cross-origin-opener-policy": "same-origin",
   // The shell needs none of these powerful features; a screen that does can relax it here.
-  ["permissions-policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()"],
-];
+  "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+});
+
+const ALWAYS = Object.entries(SECURITY_HEADERS);
 
 /** What the server knows, without asking the client, about how requests reach it. */
 export interface Transport {
@@ -57,6 +61,16 @@ export function applySecurityHeaders(
   res: Response,
   options: { https: boolean; hsts: HstsMode },
 ): Response {
+  return addSecurityHeaders(res, hstsDue(options));
+}
+
+/** Whether Strict-Transport-Security goes on this answer. */
+export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
+  return options.hsts === "on" || (options.hsts === "auto" && options.https);
+}
+
+/** Add the security headers, and HSTS when `hsts`, to a response built without them. */
+export function addSecurityHeaders(res: Response, hsts: boolean): Response {
   let headers = res.headers;
   try {
     headers.set(ALWAYS[0][0], ALWAYS[0][1]);
@@ -67,8 +81,6 @@ export function applySecurityHeaders(
     headers.set(ALWAYS[0][0], ALWAYS[0][1]);
   }
   for (let i = 1; i < ALWAYS.length; i++) headers.set(ALWAYS[i][0], ALWAYS[i][1]);
-  if (options.hsts === "on" || (options.hsts === "auto" && options.https)) {
-    headers.set("strict-transport-security", HSTS_VALUE);
-  }
+  if (hsts) headers.set("strict-transport-security", HSTS_VALUE);
   return res;
 }

@@ -11,6 +11,7 @@
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
+import type { ReplyBody, RequestContext } from "./request_context.ts";
 import { listFiles } from "../walk_files.ts";
 import { BUILD_DIR, STATIC_DIR } from "../constants.ts";
 
@@ -126,6 +127,7 @@ export function serveStatic(
   index: StaticIndex,
   req: Request,
   pathname: string,
+  ctx?: RequestContext,
 ): Response | Promise<Response> | null {
   const path = resolveStaticPath(pathname);
   const entry = path === null ? undefined : index.get(path);
@@ -133,21 +135,21 @@ export function serveStatic(
 
   const encoding = negotiateEncoding(req.headers.get("accept-encoding"), entry.encodings);
   const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
-  const headers = new Headers({
+  const headers: Record<string, string> = {
     "content-type": entry.contentType,
     "cache-control": entry.cacheControl,
     "etag": variant.etag,
-  });
-  if (entry.encodings.length > 0) headers.set("vary", "Accept-Encoding");
-  if (encoding) headers.set("content-encoding", encoding);
+  };
+  if (entry.encodings.length > 0) headers["vary"] = "Accept-Encoding";
+  if (encoding) headers["content-encoding"] = encoding;
+  const send = (body: ReplyBody, status = 200, bytes: number | null = null) =>
+    ctx ? ctx.send(body, status, headers, bytes) : new Response(body, { status, headers });
 
-  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) {
-    return new Response(null, { status: 304, headers });
-  }
-  headers.set("content-length", String(variant.size));
-  if (req.method === "HEAD") return new Response(null, { headers });
-  if (variant.body) return new Response(variant.body, { headers });
-  return Deno.open(variant.file).then((file) => new Response(file.readable, { headers }));
+  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) return send(null, 304);
+  headers["content-length"] = String(variant.size);
+  if (req.method === "HEAD") return send(null, 200, variant.size);
+  if (variant.body) return send(variant.body, 200, variant.size);
+  return Deno.open(variant.file).then((file) => send(file.readable, 200, variant.size));
 }
 
 /** Whether `pathname` names a served file (to tell 405 from 404). */

@@ -4,23 +4,24 @@
  * (about 15 MB of resident memory for its code), and so the request path can name the type
  * without loading it either.
  */
-import type { Handler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/handler.ts";
+import type { RequestContext } from "../http/request_context.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
   /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
   instrumentHandler(
-    handler: Handler,
+    handler: ContextHandler,
     options: { shouldTrace: (pathname: string) => boolean },
-  ): Handler;
+  ): ContextHandler;
   /**
    * Report a fault in the server's own code that the app caught (it has already answered
    * with a 500), as unhandled; at most a few per minute for each distinct error. With the
-   * request it happened in, the event joins that request's trace.
+   * context of the request it happened in, the event joins that request's trace.
    */
-  captureError(error: unknown, req?: Request): void;
+  captureError(error: unknown, ctx?: RequestContext): void;
   /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
-  traceMetaTags(req: Request): string;
+  traceMetaTags(ctx: RequestContext): string;
   /** Log what the error limit held back, send what is queued; false if not done in time. */
   flush(timeoutMs: number): Promise<boolean>;
 }

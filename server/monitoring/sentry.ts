@@ -12,7 +12,8 @@
  * (error_throttle.ts), so neither a header nor an error storm multiplies what is sent.
  */
 import * as Sentry from "@sentry/deno";
-import type { Handler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/handler.ts";
+import type { RequestContext } from "../http/request_context.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
 import { createIngestClient } from "../tunnel/ingest_client.ts";
@@ -113,10 +114,6 @@ export function startMonitoring(
     { traceId: "", spanId: "", sampled: false, sampleRand: 0 },
     defaults,
   ));
-  // The trace of each request being handled, for errors and the page's meta tags. Weakly held:
-  // nothing outlives its request. A WeakMap entry costs a few nanoseconds, where an
-  // AsyncLocalStorage context costs about 0.3 µs per request plus one per promise under it.
-  const traces = new WeakMap<Request, RequestTrace>();
   const now = options.now ?? (() => performance.now());
   const budget = new TokenBucket(options.traceBudget ?? DEFAULT_TRACE_BUDGET, now());
   const takeToken = () => budget.take(now());
@@ -132,7 +129,7 @@ export function startMonitoring(
     trace: RequestTrace,
     req: Request,
     pathname: string,
-    run: () => ReturnType<Handler>,
+    run: () => ReturnType<ContextHandler>,
   ) => {
     const startMs = performance.timeOrigin + performance.now();
     let status = 500;
@@ -158,13 +155,13 @@ export function startMonitoring(
   };
 
   const instrumentHandler = (
-    handler: Handler,
+    handler: ContextHandler,
     options: { shouldTrace: (pathname: string) => boolean },
-  ): Handler =>
-  (req, info) => {
+  ): ContextHandler =>
+  (req, info, ctx) => {
     // Cut by hand: `new URL` costs about 0.5 µs, and the app has routed on this path already.
     const pathname = urlPath(req.url);
-    if (!options.shouldTrace(pathname)) return handler(req, info);
+    if (!options.shouldTrace(pathname)) return handler(req, info, ctx);
     const header = req.headers.get("sentry-trace");
     // Malformed headers count as absent: a client's typo never fails the request.
     const parent = header === null ? undefined : parseSentryTrace(header);
@@ -178,17 +175,19 @@ export function startMonitoring(
       sampled: decision !== "none",
       sampleRand,
     };
-    traces.set(req, trace);
+    // The request's context carries its trace to errors and to the page's meta tags: an
+    // AsyncLocalStorage context would cost about 0.3 µs per request plus one per promise.
+    ctx.trace = trace;
     // Unsampled requests (most) pay for nothing more: no promise, no timing, no envelope.
     return trace.sampled
-      ? record(trace, req, pathname, () => handler(req, info))
-      : handler(req, info);
+      ? record(trace, req, pathname, () => handler(req, info, ctx))
+      : handler(req, info, ctx);
   };
 
-  const captureError = (error: unknown, req?: Request) => {
+  const captureError = (error: unknown, ctx?: RequestContext) => {
     logSuppressed(false);
     if (!throttle.admit(errorKey(error), now())) return;
-    const trace = req === undefined ? undefined : traces.get(req);
+    const trace = ctx?.trace;
     Sentry.withScope((scope) => {
       if (trace !== undefined) {
         // The error belongs to the request's span, as it would under an active Sentry span.
@@ -208,10 +207,7 @@ export function startMonitoring(
   return {
     instrumentHandler,
     captureError,
-    traceMetaTags: (req) => {
-      const trace = traces.get(req);
-      return trace === undefined ? "" : metaTags(trace);
-    },
+    traceMetaTags: (ctx) => ctx.trace === undefined ? "" : metaTags(ctx.trace),
     flush: (timeoutMs) => {
       logSuppressed(true);
       return Sentry.flush(timeoutMs);

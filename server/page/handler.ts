@@ -9,7 +9,7 @@ import { renderToString } from "react-dom/server";
 import { App } from "../../client/App.tsx";
 import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 import type { AppDeps } from "../http/app_deps.ts";
-import type { Handler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/handler.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer, type RequestParts } from "./document.ts";
@@ -17,9 +17,9 @@ import { createDocumentRenderer, type RequestParts } from "./document.ts";
 /** The handlers for the declared pages and for the not-found page. */
 export interface PageHandlers {
   /** One `GET`/`HEAD` handler per declared page, by exact path. */
-  readonly pages: ReadonlyMap<string, Handler>;
+  readonly pages: ReadonlyMap<string, ContextHandler>;
   /** The app's not-found page, with status 404, for a `GET`/`HEAD` of any other path. */
-  readonly notFound: Handler;
+  readonly notFound: ContextHandler;
 }
 
 /** Render every page once and build the handlers that serve them. */
@@ -47,30 +47,28 @@ export function createPageHandlers(
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
   const csp = cspWriter(reportUri);
 
-  const handlerFor = (page: ResolvedPage, status: number, traced: boolean): Handler => {
+  const handlerFor = (page: ResolvedPage, status: number, traced: boolean): ContextHandler => {
     const render = createDocumentRenderer(deps.manifest, {
       title: page.title,
       appHtml: renderToString(createElement(App, { page })),
       clientConfig,
       devScript,
     });
-    return (req) => {
+    return (_req, _info, ctx) => {
       const nonce = createNonce();
       // Untraced answers (the 404) carry no trace for the browser to continue.
-      const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags(req) : "" };
+      const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags(ctx) : "" };
       const body = render(parts);
-      const headers = {
+      return ctx.send(body, status, {
         "content-type": "text/html; charset=utf-8",
         // The page carries per-request parts (nonce, trace), so caches must revalidate.
         "cache-control": "no-cache",
         "content-security-policy": csp(nonce),
-        "content-length": String(body.length),
-      };
-      return new Response(body, { status, headers });
+      });
     };
   };
 
-  const pages = new Map<string, Handler>();
+  const pages = new Map<string, ContextHandler>();
   for (const [path, page] of deps.routes.pages) pages.set(path, handlerFor(page, 200, true));
   return { pages, notFound: handlerFor(deps.routes.notFound, 404, false) };
 }
