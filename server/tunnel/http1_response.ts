@@ -16,12 +16,16 @@ export interface ParsedResponse {
   readonly body: Uint8Array<ArrayBuffer>;
   /** The connection may carry another request (HTTP/1.1, no `Connection: close`, nothing left over). */
   readonly reusable: boolean;
+  /** HTTP/1.1 without `Connection: close`: the server will read the next request sent. */
+  readonly keepAlive: boolean;
 }
 
 /** What one {@link ResponseParser.push} or {@link ResponseParser.end} made of the bytes so far. */
 export type ParseStep =
   | { readonly kind: "more" }
-  | { readonly kind: "done"; readonly response: ParsedResponse }
+  /** `used`: how many bytes of the last chunk pushed belong to this response (the rest, if any,
+   * is the start of the next one on a pipelined connection). */
+  | { readonly kind: "done"; readonly response: ParsedResponse; readonly used: number }
   /** The body passed the cap; `response.body` holds the first `maxBodyBytes + 1` bytes. */
   | { readonly kind: "too-large"; readonly response: ParsedResponse }
   | { readonly kind: "error"; readonly reason: string };
@@ -77,7 +81,7 @@ export class ResponseParser {
   /** The connection reached EOF. */
   end(): ParseStep {
     if (this.#finished !== undefined) return this.#finished;
-    if (this.#phase === "close") return this.#finish(this.#done(false));
+    if (this.#phase === "close") return this.#finish(this.#done(false, 0, 0));
     return this.#finish({ kind: "error", reason: "connection closed before the response ended" });
   }
 
@@ -110,14 +114,14 @@ export class ResponseParser {
     const framing = bodyFraming(head);
     if (typeof framing === "object") return { kind: "error", reason: framing.error };
     this.#head = head;
-    if (framing === "none") return this.#done(head.keepAlive && used === bytes.byteLength);
+    if (framing === "none") return this.#done(head.keepAlive, used, bytes.byteLength);
     if (framing === "chunked") this.#phase = "chunk-size";
     else if (framing === "close") this.#phase = "close";
     else {
       this.#phase = "length";
       this.#left = framing;
       if (framing > this.maxBodyBytes) this.#left = this.maxBodyBytes + 1;
-      if (this.#left === 0) return this.#done(head.keepAlive && used === bytes.byteLength);
+      if (this.#left === 0) return this.#done(head.keepAlive, used, bytes.byteLength);
     }
     return used;
   }
@@ -134,7 +138,7 @@ export class ResponseParser {
         this.#left -= take;
         if (this.#body.length > this.maxBodyBytes) return this.#tooLarge();
         if (this.#left > 0) return at + take;
-        return this.#done(this.#head!.keepAlive && at + take === bytes.byteLength);
+        return this.#done(this.#head!.keepAlive, at + take, bytes.byteLength);
       }
       case "chunk-data": {
         const take = Math.min(this.#left, bytes.byteLength - at);
@@ -166,7 +170,7 @@ export class ResponseParser {
     }
     if (this.#phase === "trailers") {
       if (line !== "") return stop;
-      return this.#done(this.#head!.keepAlive && stop === bytes.byteLength);
+      return this.#done(this.#head!.keepAlive, stop, bytes.byteLength);
     }
     const size = /^([0-9A-Fa-f]{1,8})(?:[ \t]*;[^\r\n]*)?$/.exec(line);
     if (size === null) return { kind: "error", reason: "malformed chunk size" };
@@ -182,15 +186,16 @@ export class ResponseParser {
   #tooLarge(): ParseStep {
     const body = this.#body.bytes().slice(0, this.maxBodyBytes + 1);
     const head = this.#head!;
-    return { kind: "too-large", response: { ...head, body, reusable: false } };
+    return { kind: "too-large", response: { ...head, body, reusable: false, keepAlive: false } };
   }
 
-  #done(reusable: boolean): ParseStep {
+  // `used` of the last chunk's `length` bytes belong to this response.
+  #done(keepAlive: boolean, used: number, length: number): ParseStep {
     const head = this.#head!;
-    return {
-      kind: "done",
-      response: { status: head.status, headers: head.headers, body: this.#body.bytes(), reusable },
-    };
+    const { status, headers } = head;
+    const body = this.#body.bytes();
+    const reusable = keepAlive && used === length;
+    return { kind: "done", response: { status, headers, body, reusable, keepAlive }, used };
   }
 }
 

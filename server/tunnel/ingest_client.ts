@@ -282,8 +282,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
 }
 
 /** Connect, giving up at once when `signal` aborts (a connection made later is closed). */
-function connect(
-  target: Target,
+export function connect(
+  target: Pick<Target, "tls" | "hostname" | "port" | "origin">,
   signal: AbortSignal | null,
   caCerts: readonly string[] | undefined,
 ): Promise<Deno.Conn> {

@@ -1,0 +1,263 @@
+/**
+ * Sends the server's own envelopes to the ingest over one keep-alive HTTP/1.1 connection,
+ * pipelined: the envelopes queued while a batch is on the wire go out together, in one write,
+ * and their answers are read back in order.
+ *
+ * A traced request ends in one envelope. Sent one request at a time, each costs a socket write
+ * and a read, and on a busy server those were about half of what tracing a request cost. Under
+ * load batches grow by themselves (everything that queued during the last round trip); when
+ * the server is quiet, an envelope goes out alone at once. There is no timer and no delay.
+ *
+ * An envelope is sent again only when no answer came for it: at once when the ingest had said
+ * `Connection: close` on an earlier answer (it then reads nothing more, RFC 9112 9.6), and at
+ * most once more when the connection closed, broke or timed out (the ingest may or may not have
+ * taken it). The server's own envelopes carry an event id each (errors, transactions), and
+ * Sentry keeps one event per id, so a second copy is dropped there. An ingest that stops
+ * answering partway through a batch does not take pipelining: the caller is told
+ * ({@link NotPipelined}) and sends one request at a time from then on. The tunnel never
+ * pipelines: browsers' envelopes are forwarded one per request, as they came
+ * (tunnel/ingest_client.ts).
+ */
+import { writeAll } from "../tunnel/http1_request.ts";
+import { type ParsedResponse, ResponseParser } from "../tunnel/http1_response.ts";
+import { connect } from "../tunnel/ingest_client.ts";
+
+type Bytes = Uint8Array<ArrayBuffer>;
+
+/** Limits of an {@link EnvelopePipeline}; tests make them small. */
+export interface EnvelopePipelineOptions {
+  /** Envelopes per batch (the SDK queues at most 64 anyway). */
+  readonly maxBatch?: number;
+  /** A batch not fully answered within this many milliseconds is failed or retried. */
+  readonly timeoutMs?: number;
+  /** Extra trusted CA certificates (PEM) for https ingests: tests with their own CA. */
+  readonly caCerts?: readonly string[];
+}
+
+/** What the pipeline has done, for tests and the bench. */
+export interface PipelineStats {
+  /** Connections opened. */
+  opened: number;
+  /** Writes of one or more envelopes. */
+  batches: number;
+  /** Envelopes sent again after their connection failed them. */
+  retried: number;
+}
+
+interface Pending {
+  readonly bytes: Bytes;
+  readonly resolve: (response: ParsedResponse) => void;
+  readonly reject: (error: TypeError) => void;
+  attempts: number;
+}
+
+interface Lane {
+  readonly queue: Pending[];
+  conn: Deno.Conn | undefined;
+  lastUsed: number;
+  busy: boolean;
+}
+
+const MAX_HEAD_BYTES = 16 * 1024;
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const READ_BYTES = 16 * 1024;
+// Reused only well within the idle timeouts ingests commonly keep (nginx 75 s, Node 5 s).
+const MAX_IDLE_MS = 4_000;
+const encoder = new TextEncoder();
+
+/** A pipelined sender of envelopes to one ingest URL. */
+export class EnvelopePipeline {
+  readonly stats: PipelineStats = { opened: 0, batches: 0, retried: 0 };
+  readonly #target: { origin: string; tls: boolean; hostname: string; port: number };
+  readonly #headStart: string;
+  readonly #lane: Lane = { queue: [], conn: undefined, lastUsed: 0, busy: false };
+  readonly #maxBatch: number;
+  readonly #timeoutMs: number;
+  readonly #caCerts: readonly string[] | undefined;
+  readonly #buffer = new Uint8Array(READ_BYTES);
+  /** False once the ingest failed a pipelined batch partway: send one request at a time then. */
+  pipelining = true;
+
+  constructor(url: string, options: EnvelopePipelineOptions = {}) {
+    const parsed = new URL(url);
+    const tls = parsed.protocol === "https:";
+    if (!tls && parsed.protocol !== "http:") throw new TypeError(`not an http(s) URL: ${url}`);
+    this.#target = {
+      origin: parsed.origin,
+      tls,
+      hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: Number(parsed.port || (tls ? 443 : 80)),
+    };
+    this.#headStart =
+      `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`;
+    this.#maxBatch = options.maxBatch ?? 64;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#caCerts = options.caCerts;
+  }
+
+  /**
+   * Queue one envelope; resolves with the ingest's answer, or rejects with a TypeError when the
+   * ingest could not be reached or failed it twice.
+   *
+   * @example
+   * const answer = await pipeline.send(envelopeBytes, { "content-type": "application/x-sentry-envelope" });
+   */
+  send(body: Bytes, headers: Readonly<Record<string, string>>): Promise<ParsedResponse> {
+    let head = this.#headStart;
+    for (const name in headers) {
+      if (!Object.hasOwn(headers, name)) continue;
+      const value = headers[name];
+      if (/[\r\n\0]/.test(name + value)) throw new TypeError("invalid header for the ingest");
+      const lower = name.toLowerCase();
+      if (lower === "content-length" || lower === "host" || lower === "connection") continue;
+      head += `${name}: ${value}\r\n`;
+    }
+    const headBytes = encoder.encode(`${head}content-length: ${body.byteLength}\r\n\r\n`);
+    const bytes = new Uint8Array(headBytes.byteLength + body.byteLength);
+    bytes.set(headBytes);
+    bytes.set(body, headBytes.byteLength);
+    const { promise, resolve, reject } = Promise.withResolvers<ParsedResponse>();
+    this.#lane.queue.push({ bytes, resolve, reject, attempts: 0 });
+    this.#pump();
+    return promise;
+  }
+
+  /** Close the idle connection (a batch in flight finishes on its own). */
+  close(): void {
+    const lane = this.#lane;
+    if (!lane.busy) this.#drop(lane);
+  }
+
+  async #pump(): Promise<void> {
+    const lane = this.#lane;
+    if (lane.busy) return;
+    lane.busy = true;
+    try {
+      while (lane.queue.length > 0) {
+        await this.#sendBatch(lane, lane.queue.splice(0, this.#maxBatch));
+      }
+    } finally {
+      lane.busy = false;
+    }
+  }
+
+  // Settles or requeues every envelope of the batch; never throws.
+  async #sendBatch(lane: Lane, batch: Pending[]): Promise<void> {
+    if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
+      this.#drop(lane);
+    }
+    if (lane.conn === undefined) {
+      try {
+        lane.conn = await connect(this.#target, null, this.#caCerts);
+        this.stats.opened++;
+      } catch (error) {
+        const failure = new TypeError(`could not connect to ${this.#target.origin}`, {
+          cause: error,
+        });
+        for (const pending of batch) pending.reject(failure);
+        return;
+      }
+    }
+    const conn = lane.conn;
+    this.stats.batches++;
+    const timer = setTimeout(() => this.#drop(lane), this.#timeoutMs);
+    let answered = 0;
+    // The ingest said `Connection: close`: it reads nothing more from this connection.
+    let closing = false;
+    // An answer over the size cap: the connection cannot be read any further.
+    let cut = false;
+    try {
+      await writeAll(conn, batch.length === 1 ? batch[0].bytes : concat(batch));
+      let parser = new ResponseParser(MAX_HEAD_BYTES, MAX_RESPONSE_BYTES);
+      reading: while (answered < batch.length) {
+        const n = await conn.read(this.#buffer);
+        let chunk = n === null ? null : this.#buffer.subarray(0, n);
+        let step = chunk === null ? parser.end() : parser.push(chunk);
+        // One read can end one answer and carry the next ones.
+        for (;;) {
+          if (step.kind === "more") break;
+          if (step.kind === "error") break reading;
+          batch[answered++].resolve(step.response);
+          if (step.kind === "too-large") {
+            cut = true;
+            break reading;
+          }
+          closing = !step.response.keepAlive;
+          if (closing || chunk === null) break reading;
+          if (answered === batch.length) break;
+          chunk = chunk.subarray(step.used);
+          parser = new ResponseParser(MAX_HEAD_BYTES, MAX_RESPONSE_BYTES);
+          if (chunk.byteLength === 0) break;
+          step = parser.push(chunk);
+        }
+        if (chunk === null) break;
+      }
+    } catch {
+      // The connection broke, or the timer dropped it: what is unanswered is settled below.
+    } finally {
+      clearTimeout(timer);
+    }
+    if (answered === batch.length && !closing && lane.conn === conn) {
+      lane.lastUsed = performance.now();
+      return;
+    }
+    if (lane.conn === conn) this.#drop(lane);
+    const unanswered = batch.slice(answered);
+    if (closing && !cut) {
+      // Provably never read (RFC 9112, 9.6): sent again as if for the first time.
+      lane.queue.unshift(...unanswered);
+      this.stats.retried += unanswered.length;
+    } else if (answered > 0 && !cut) {
+      // Answers stopped partway without a word: an ingest (or a proxy before it) that does not
+      // take pipelined requests. The rest, and everything after, go one request at a time.
+      this.pipelining = false;
+      for (const pending of unanswered) pending.reject(new NotPipelined());
+      for (const pending of lane.queue.splice(0)) pending.reject(new NotPipelined());
+    } else {
+      this.#retryOrFail(lane, unanswered);
+    }
+  }
+
+  #retryOrFail(lane: Lane, unanswered: Pending[]): void {
+    const again: Pending[] = [];
+    for (const pending of unanswered) {
+      if (++pending.attempts < 2) {
+        again.push(pending);
+        this.stats.retried++;
+      } else pending.reject(new TypeError("the ingest closed the connection before answering"));
+    }
+    lane.queue.unshift(...again);
+  }
+
+  #drop(lane: Lane): void {
+    const conn = lane.conn;
+    lane.conn = undefined;
+    try {
+      conn?.close();
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+/**
+ * The envelope was not answered because the ingest does not take pipelined requests; it may
+ * or may not have been read. The caller sends it again on its own.
+ */
+export class NotPipelined extends TypeError {
+  constructor() {
+    super("the ingest does not answer pipelined requests");
+  }
+}
+
+function concat(batch: readonly Pending[]): Bytes {
+  let length = 0;
+  for (const pending of batch) length += pending.bytes.byteLength;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const pending of batch) {
+    out.set(pending.bytes, at);
+    at += pending.bytes.byteLength;
+  }
+  return out;
+}

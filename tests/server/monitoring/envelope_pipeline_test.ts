@@ -1,0 +1,227 @@
+import assert from "node:assert/strict";
+import type { Envelope } from "@sentry/core";
+import { EnvelopePipeline, NotPipelined } from "../../../server/monitoring/envelope_pipeline.ts";
+import { envelopeTransport } from "../../../server/monitoring/envelope_transport.ts";
+import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const OK = (body: string, extra = "") =>
+  `HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
+
+/**
+ * What the raw ingest does with one request: an answer to write, an answer after which it
+ * closes the connection without saying so, or close / hang without answering.
+ */
+type Answer = string | { readonly thenClose: string } | "close" | "hang";
+
+/**
+ * A raw HTTP/1.1 ingest on 127.0.0.1 that reads pipelined requests (Content-Length framing)
+ * and answers those it read together in one write, as hyper does. `answer` gets each request's
+ * body, its index on its connection and the connection's index.
+ */
+function rawIngest(answer: (body: string, index: number, connection: number) => Answer) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const received: { body: string; connection: number }[] = [];
+  const conns = new Set<Deno.Conn>();
+  let connections = 0;
+  const serveOne = async (conn: Deno.Conn, connection: number) => {
+    let pending = new Uint8Array(0);
+    let index = 0;
+    const buffer = new Uint8Array(64 * 1024);
+    try {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) return;
+        const joined = new Uint8Array(pending.length + n);
+        joined.set(pending);
+        joined.set(buffer.subarray(0, n), pending.length);
+        pending = joined;
+        let out = "";
+        for (;;) {
+          const text = decoder.decode(pending);
+          const end = text.indexOf("\r\n\r\n");
+          if (end < 0) break;
+          const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+          if (pending.length < end + 4 + length) break;
+          const body = decoder.decode(pending.subarray(end + 4, end + 4 + length));
+          pending = pending.slice(end + 4 + length);
+          const reply = answer(body, index++, connection);
+          if (reply === "hang") return await new Promise(() => {});
+          if (reply === "close") {
+            if (out !== "") await conn.write(encoder.encode(out));
+            return;
+          }
+          received.push({ body, connection });
+          if (typeof reply === "object") {
+            await conn.write(encoder.encode(out + reply.thenClose));
+            return;
+          }
+          out += reply;
+          if (/connection: close/i.test(reply)) {
+            await conn.write(encoder.encode(out));
+            return;
+          }
+        }
+        if (out !== "") await conn.write(encoder.encode(out));
+      }
+    } catch {
+      // The client went away.
+    } finally {
+      conns.delete(conn);
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  };
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        conns.add(conn);
+        serveOne(conn, connections++);
+      }
+    } catch { /* closed */ }
+  })();
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/?sentry_key=k`,
+    received,
+    connections: () => connections,
+    async close() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      await accepting;
+    },
+  };
+}
+
+const envelope = (id: string) =>
+  [{ event_id: id }, [[{ type: "transaction" }, { id }]]] as unknown as Envelope;
+const ids = (n: number, prefix = "e") => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+const send = (pipeline: EnvelopePipeline, id: string) =>
+  pipeline.send(encoder.encode(id), { "content-type": "application/x-sentry-envelope" });
+const text = (answer: { body: Uint8Array }) => decoder.decode(answer.body);
+
+Deno.test("a burst goes out in fewer writes than envelopes, and each answer reaches its own sender", async () => {
+  const ingest = rawIngest((body) => OK(`answer to ${body}`));
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    const burst = ids(20);
+    const answers = await Promise.all(burst.map((id) => send(pipeline, id)));
+    assert.deepEqual(answers.map(text), burst.map((id) => `answer to ${id}`));
+    assert.deepEqual(ingest.received.map((r) => r.body), burst);
+    // The first goes alone; the other 19 queued meanwhile and go together.
+    assert.deepEqual(pipeline.stats, { opened: 1, batches: 2, retried: 0 });
+    assert.equal(ingest.connections(), 1);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("Connection: close partway: the unanswered go again on a new connection, each once", async () => {
+  const ingest = rawIngest((body, index, connection) =>
+    connection === 0 && index === 2 ? OK(body, "connection: close\r\n") : OK(body)
+  );
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    await send(pipeline, "first");
+    const batch = ids(5);
+    const answers = await Promise.all(batch.map((id) => send(pipeline, id)));
+    assert.deepEqual(answers.map(text), batch);
+    // e0 and e1 answered on the first connection (e1 with close); e2-e4 never read there.
+    const bodies = ingest.received.map((r) => r.body);
+    assert.deepEqual(bodies, ["first", ...batch]);
+    assert.deepEqual(ingest.received.map((r) => r.connection), [0, 0, 0, 1, 1, 1]);
+    assert.deepEqual(pipeline.stats, { opened: 2, batches: 3, retried: 3 });
+    assert.equal(pipeline.pipelining, true);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an ingest that stops answering partway is not pipelined to again; every envelope arrives", async () => {
+  // Answers the first request of each connection, then closes without a word.
+  const ingest = rawIngest((body, index) => index === 0 ? OK(body) : "close");
+  const client = createIngestClient();
+  const transport = envelopeTransport(client.fetch)({
+    url: ingest.url,
+    recordDroppedEvent: () => {},
+  });
+  try {
+    await transport.send(envelope("first"));
+    const batch = ids(6);
+    const results = await Promise.all(
+      batch.map((id) => transport.send(envelope(id))),
+    );
+    assert.ok(results.every((result) => result.statusCode === 200), JSON.stringify(results));
+    for (const id of batch) {
+      const copies = ingest.received.filter((r) => r.body.includes(`"id":"${id}"`)).length;
+      assert.equal(copies, 1, `${id} arrived ${copies} times`);
+    }
+  } finally {
+    client.close();
+    await transport.flush(1000);
+    await ingest.close();
+  }
+});
+
+Deno.test("NotPipelined: the pipeline tells its caller, and says so from then on", async () => {
+  const ingest = rawIngest((body, index) => index === 0 ? OK(body) : "close");
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    await send(pipeline, "first");
+    const settled = await Promise.allSettled(ids(3).map((id) => send(pipeline, id)));
+    assert.equal(settled[0].status, "fulfilled");
+    for (const result of settled.slice(1)) {
+      assert.equal(result.status, "rejected");
+      assert.ok((result as PromiseRejectedResult).reason instanceof NotPipelined);
+    }
+    assert.equal(pipeline.pipelining, false);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an idle connection the ingest closed: the envelope goes again, once, on a new one", async () => {
+  // Each connection is closed right after its first answer, without `Connection: close`, as
+  // an idle timeout would close it: the client only finds out when it next sends.
+  const ingest = rawIngest((body) => ({ thenClose: OK(body) }));
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    assert.equal(text(await send(pipeline, "one")), "one");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(text(await send(pipeline, "two")), "two");
+    assert.deepEqual(ingest.received.map((r) => r.body), ["one", "two"]);
+    assert.deepEqual(pipeline.stats, { opened: 2, batches: 3, retried: 1 });
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an ingest that never answers: failed after one retry, each attempt bounded by the timeout", async () => {
+  const ingest = rawIngest(() => "hang");
+  const pipeline = new EnvelopePipeline(ingest.url, { timeoutMs: 100 });
+  try {
+    await assert.rejects(send(pipeline, "lost"), TypeError);
+    assert.deepEqual(pipeline.stats, { opened: 2, batches: 2, retried: 1 });
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("no ingest listening: a TypeError, not a hang", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const pipeline = new EnvelopePipeline(`http://127.0.0.1:${port}/api/1/envelope/`);
+  await assert.rejects(send(pipeline, "nowhere"), TypeError);
+  assert.equal(pipeline.stats.opened, 0);
+});
