@@ -8,11 +8,8 @@
  */
 import type { BaseTransportOptions } from "@sentry/core";
 import * as Sentry from "@sentry/deno";
-import {
-  EnvelopePipeline,
-  type EnvelopePipelineOptions,
-  NotPipelined,
-} from "./envelope_pipeline.ts";
+import { NotPipelined } from "../tunnel/envelope_pipeline.ts";
+import type { IngestClient } from "../tunnel/ingest_client.ts";
 
 type TransportOptions = BaseTransportOptions & { headers?: Record<string, string> };
 
@@ -24,13 +21,14 @@ const encoder = new TextEncoder();
  * does not take pipelined requests.
  *
  * @example
- * Sentry.init({ dsn, transport: envelopeTransport(createIngestClient().fetch) });
+ * Sentry.init({ dsn, transport: envelopeTransport(createIngestClient()) });
  */
-export function envelopeTransport(send: typeof fetch, pipelineOptions?: EnvelopePipelineOptions) {
+export function envelopeTransport(client: IngestClient) {
   return (options: TransportOptions) => {
-    const pipeline = new EnvelopePipeline(options.url, pipelineOptions);
+    // Resent once after a broken connection: each envelope carries an event id.
+    const pipeline = client.pipeline(options.url, { resend: true });
     const oneByOne = async (body: Uint8Array<ArrayBuffer>, headers: Record<string, string>) => {
-      const res = await send(options.url, {
+      const res = await client.fetch(options.url, {
         method: "POST",
         body,
         // A plain record: the keep-alive client writes it into the request head as it is.

@@ -90,7 +90,7 @@ export function startMonitoring(
   const client = Sentry.init({
     dsn: config.sentryDsn,
     // Keep-alive connections to the ingest, which the SDK's `fetch` patch never sees.
-    transport: options.transport ?? envelopeTransport(createIngestClient().fetch),
+    transport: options.transport ?? envelopeTransport(createIngestClient()),
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,

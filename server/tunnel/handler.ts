@@ -13,7 +13,8 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
-import { createIngestClient, isIngestClientFetch } from "./ingest_client.ts";
+import { createIngestClient, ingestClientOf } from "./ingest_client.ts";
+import { toResponse } from "./http1_response.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
 import {
   collectSmallBody,
@@ -104,7 +105,8 @@ interface Head {
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ??
     createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
-  const ownClient = isIngestClientFetch(upstreamFetch);
+  const client = ingestClientOf(upstreamFetch);
+  const ownClient = client !== undefined;
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log;
   const deadlines = createDeadlines(options.timeoutMs);
@@ -136,16 +138,26 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
     const body = await collectSmallBody(t, head.read, ownClient);
     t.forwarding = true;
+    const url = ingestUrl(dsn, "envelope");
+    const headers = upstreamHeaders(req.headers, clientIp);
+    // Envelopes read whole go out pipelined with the tunnel's own client. Never resent: a
+    // browser's envelope may carry items without an event id (sessions), so a connection that
+    // broke before the answer gives 502.
+    const pipeline = body instanceof Uint8Array
+      ? client?.pipeline(url, { resend: false, timeoutMs: options.timeoutMs })
+      : undefined;
     let upstream: Response;
     try {
-      upstream = await upstreamFetch(ingestUrl(dsn, "envelope"), {
-        method: "POST",
-        headers: upstreamHeaders(req.headers, clientIp),
-        body,
-        redirect: "manual",
-        signal: t.upstream.signal,
-        duplex: "half",
-      } as RequestInit);
+      upstream = pipeline?.pipelining
+        ? toResponse(await pipeline.send(body as Bytes, headers, t.upstream.signal))
+        : await upstreamFetch(url, {
+          method: "POST",
+          headers,
+          body,
+          redirect: "manual",
+          signal: t.upstream.signal,
+          duplex: "half",
+        } as RequestInit);
     } catch (error) {
       return upstreamFailure(t, error);
     }

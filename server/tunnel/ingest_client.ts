@@ -16,12 +16,22 @@
  */
 import { requestHead, writeAll, writeChunked } from "./http1_request.ts";
 import { ResponseParser, toResponse } from "./http1_response.ts";
+import { connect } from "./connect.ts";
+import { EnvelopePipeline, type EnvelopePipelineOptions } from "./envelope_pipeline.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
 /** A `fetch` for the tunnel's upstream requests, and its connection pool. */
 export interface IngestClient {
   readonly fetch: typeof fetch;
+  /**
+   * The pipeline for envelopes sent whole to `url` (one per URL and resend policy), whose
+   * connection {@link close} closes too.
+   */
+  pipeline(
+    url: string,
+    options?: Pick<EnvelopePipelineOptions, "resend" | "timeoutMs">,
+  ): EnvelopePipeline;
   /** Close every idle connection (requests in flight finish on their own). */
   close(): void;
   /** Connections opened, and requests sent on a connection that had carried one before. */
@@ -66,14 +76,15 @@ const MAX_IDLE_MS = 4_000;
 // Targets are built from configured DSNs, so this only stops a misuse from growing forever.
 const MAX_TARGETS = 64;
 const encoder = new TextEncoder();
-const clientFetches = new WeakSet<typeof fetch>();
+const clients = new WeakMap<typeof fetch, IngestClient>();
 
 /**
- * Whether `f` is an {@link IngestClient}'s fetch, which writes each chunk of a streamed body
- * before it reads the next: the caller may then reuse one buffer for every chunk.
+ * The {@link IngestClient} whose fetch `f` is, if it is one. Its fetch writes each chunk of a
+ * streamed body before it reads the next: the caller may then reuse one buffer for every
+ * chunk; and it has pipelines for envelopes sent whole.
  */
-export function isIngestClientFetch(f: typeof fetch): boolean {
-  return clientFetches.has(f);
+export function ingestClientOf(f: typeof fetch): IngestClient | undefined {
+  return clients.get(f);
 }
 
 /**
@@ -163,6 +174,11 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
       () => c.idle && c.read === read && closeConnection(c),
       () => closeConnection(c),
     );
+  }
+
+  function closePipelines(): void {
+    for (const pipeline of pipelines.values()) pipeline.close();
+    pipelines.clear();
   }
 
   function closeIdle(): void {
@@ -256,9 +272,28 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     return toResponse(step.response);
   }
 
-  const client = {
+  const pipelines = new Map<string, EnvelopePipeline>();
+  const client: IngestClient = {
     stats,
-    close: closeIdle,
+    pipeline(url, pipelineOptions = {}) {
+      const key = `${pipelineOptions.resend ?? true} ${url}`;
+      let pipeline = pipelines.get(key);
+      if (pipeline === undefined) {
+        // Targets come from configured DSNs; this only stops a misuse from growing forever.
+        if (pipelines.size >= MAX_TARGETS) closePipelines();
+        pipeline = new EnvelopePipeline(url, {
+          ...pipelineOptions,
+          maxResponseBytes,
+          caCerts: options.caCerts,
+        });
+        pipelines.set(key, pipeline);
+      }
+      return pipeline;
+    },
+    close() {
+      closeIdle();
+      closePipelines();
+    },
     async fetch(url: URL | RequestInfo, init: RequestInit = {}) {
       const target = url instanceof Request ? undefined : targetFor(String(url));
       const head = target && requestHead(target.headStart, init);
@@ -277,33 +312,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
       );
     },
   };
-  clientFetches.add(client.fetch);
+  clients.set(client.fetch, client);
   return client;
-}
-
-/** Connect, giving up at once when `signal` aborts (a connection made later is closed). */
-export function connect(
-  target: Pick<Target, "tls" | "hostname" | "port" | "origin">,
-  signal: AbortSignal | null,
-  caCerts: readonly string[] | undefined,
-): Promise<Deno.Conn> {
-  const { hostname, port } = target;
-  if (!target.tls) return Deno.connect({ hostname, port, signal: signal ?? undefined });
-  const connecting = Deno.connectTls({
-    hostname,
-    port,
-    caCerts: caCerts && [...caCerts],
-  });
-  if (signal === null) return connecting;
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    connecting.then((conn) => {
-      signal.removeEventListener("abort", onAbort);
-      if (signal.aborted) conn.close();
-      else resolve(conn);
-    }, reject);
-  });
 }
 
 /** Thrown when the first write of a request failed: not one byte of it was accepted. */

@@ -16,7 +16,7 @@ Deno.test("envelopeTransport posts every envelope pipelined over one keep-alive 
   );
   const client = createIngestClient();
   try {
-    const transport = envelopeTransport(client.fetch)({
+    const transport = envelopeTransport(client)({
       url: `http://127.0.0.1:${ingest.addr.port}/api/1/envelope/?sentry_key=k`,
       recordDroppedEvent: () => {},
     });

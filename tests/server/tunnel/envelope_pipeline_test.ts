@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Envelope } from "@sentry/core";
-import { EnvelopePipeline, NotPipelined } from "../../../server/monitoring/envelope_pipeline.ts";
+import { EnvelopePipeline, NotPipelined } from "../../../server/tunnel/envelope_pipeline.ts";
 import { envelopeTransport } from "../../../server/monitoring/envelope_transport.ts";
 import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 
@@ -20,7 +20,9 @@ type Answer = string | { readonly thenClose: string } | "close" | "hang";
  * and answers those it read together in one write, as hyper does. `answer` gets each request's
  * body, its index on its connection and the connection's index.
  */
-function rawIngest(answer: (body: string, index: number, connection: number) => Answer) {
+function rawIngest(
+  answer: (body: string, index: number, connection: number) => Answer | Promise<Answer>,
+) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const received: { body: string; connection: number }[] = [];
   const conns = new Set<Deno.Conn>();
@@ -46,7 +48,7 @@ function rawIngest(answer: (body: string, index: number, connection: number) => 
           if (pending.length < end + 4 + length) break;
           const body = decoder.decode(pending.subarray(end + 4, end + 4 + length));
           pending = pending.slice(end + 4 + length);
-          const reply = answer(body, index++, connection);
+          const reply = await answer(body, index++, connection);
           if (reply === "hang") return await new Promise(() => {});
           if (reply === "close") {
             if (out !== "") await conn.write(encoder.encode(out));
@@ -148,7 +150,7 @@ Deno.test("an ingest that stops answering partway is not pipelined to again; eve
   // Answers the first request of each connection, then closes without a word.
   const ingest = rawIngest((body, index) => index === 0 ? OK(body) : "close");
   const client = createIngestClient();
-  const transport = envelopeTransport(client.fetch)({
+  const transport = envelopeTransport(client)({
     url: ingest.url,
     recordDroppedEvent: () => {},
   });
@@ -188,7 +190,7 @@ Deno.test("NotPipelined: the pipeline tells its caller, and says so from then on
   }
 });
 
-Deno.test("an idle connection the ingest closed: the envelope goes again, once, on a new one", async () => {
+Deno.test("an idle connection the ingest closed is not used again: the next envelope goes once, on a new one", async () => {
   // Each connection is closed right after its first answer, without `Connection: close`, as
   // an idle timeout would close it: the client only finds out when it next sends.
   const ingest = rawIngest((body) => ({ thenClose: OK(body) }));
@@ -198,7 +200,8 @@ Deno.test("an idle connection the ingest closed: the envelope goes again, once, 
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(text(await send(pipeline, "two")), "two");
     assert.deepEqual(ingest.received.map((r) => r.body), ["one", "two"]);
-    assert.deepEqual(pipeline.stats, { opened: 2, batches: 3, retried: 1 });
+    // The read kept pending on the idle connection saw it close: nothing was sent into it.
+    assert.deepEqual(pipeline.stats, { opened: 2, batches: 2, retried: 0 });
   } finally {
     pipeline.close();
     await ingest.close();
@@ -224,4 +227,47 @@ Deno.test("no ingest listening: a TypeError, not a hang", async () => {
   const pipeline = new EnvelopePipeline(`http://127.0.0.1:${port}/api/1/envelope/`);
   await assert.rejects(send(pipeline, "nowhere"), TypeError);
   assert.equal(pipeline.stats.opened, 0);
+});
+
+Deno.test("resend off (the tunnel): an envelope whose connection broke fails once, never sent twice", async () => {
+  const ingest = rawIngest(() => "hang");
+  const pipeline = new EnvelopePipeline(ingest.url, { timeoutMs: 100, resend: false });
+  try {
+    await assert.rejects(send(pipeline, "once"), TypeError);
+    assert.deepEqual(pipeline.stats, { opened: 1, batches: 1, retried: 0 });
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late answer is dropped", async () => {
+  const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const ingest = rawIngest(async (body) => {
+    await later(body === "slow" || body === "abandoned" ? 100 : 0);
+    return OK(`answer to ${body}`);
+  });
+  const pipeline = new EnvelopePipeline(ingest.url);
+  const headers = { "content-type": "application/x-sentry-envelope" };
+  try {
+    // Queued behind a slow one, then aborted: it never leaves.
+    const slow = send(pipeline, "slow");
+    const queued = new AbortController();
+    const unsent = pipeline.send(encoder.encode("unsent"), headers, queued.signal);
+    queued.abort(new Error("gave up"));
+    await assert.rejects(unsent, /gave up/);
+    assert.equal(text(await slow), "answer to slow");
+    // Written, then aborted: the caller is let go; its answer is read and dropped.
+    const written = new AbortController();
+    const abandoned = pipeline.send(encoder.encode("abandoned"), headers, written.signal);
+    await later(20);
+    written.abort(new Error("timed out"));
+    await assert.rejects(abandoned, /timed out/);
+    assert.equal(text(await send(pipeline, "next")), "answer to next");
+    assert.deepEqual(ingest.received.map((r) => r.body), ["slow", "abandoned", "next"]);
+    assert.equal(pipeline.stats.opened, 1);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
 });

@@ -18,18 +18,26 @@
  * pipelines: browsers' envelopes are forwarded one per request, as they came
  * (tunnel/ingest_client.ts).
  */
-import { writeAll } from "../tunnel/http1_request.ts";
-import { type ParsedResponse, ResponseParser } from "../tunnel/http1_response.ts";
-import { connect } from "../tunnel/ingest_client.ts";
+import { requestHead, writeAll } from "./http1_request.ts";
+import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
+import { connect } from "./connect.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
-/** Limits of an {@link EnvelopePipeline}; tests make them small. */
+/** Limits and policy of an {@link EnvelopePipeline}; tests make the limits small. */
 export interface EnvelopePipelineOptions {
   /** Envelopes per batch (the SDK queues at most 64 anyway). */
   readonly maxBatch?: number;
-  /** A batch not fully answered within this many milliseconds is failed or retried. */
+  /** A batch not fully answered within this many milliseconds is failed or resent. */
   readonly timeoutMs?: number;
+  /**
+   * Send an envelope once more when its connection broke before it was answered (true for the
+   * server's own envelopes, which Sentry keeps once per event id). False fails it instead, as
+   * the tunnel must: a browser's envelope may carry items without an id (sessions).
+   */
+  readonly resend?: boolean;
+  /** A response body larger than this is cut, and its connection dropped. */
+  readonly maxResponseBytes?: number;
   /** Extra trusted CA certificates (PEM) for https ingests: tests with their own CA. */
   readonly caCerts?: readonly string[];
 }
@@ -47,19 +55,13 @@ export interface PipelineStats {
 interface Pending {
   readonly bytes: Bytes;
   readonly resolve: (response: ParsedResponse) => void;
-  readonly reject: (error: TypeError) => void;
+  readonly reject: (error: unknown) => void;
   attempts: number;
-}
-
-interface Lane {
-  readonly queue: Pending[];
-  conn: Deno.Conn | undefined;
-  lastUsed: number;
-  busy: boolean;
+  /** The caller stopped waiting (its signal aborted); an answer is read and dropped. */
+  gone: boolean;
 }
 
 const MAX_HEAD_BYTES = 16 * 1024;
-const MAX_RESPONSE_BYTES = 64 * 1024;
 const READ_BYTES = 16 * 1024;
 // Reused only well within the idle timeouts ingests commonly keep (nginx 75 s, Node 5 s).
 const MAX_IDLE_MS = 4_000;
@@ -68,15 +70,22 @@ const encoder = new TextEncoder();
 /** A pipelined sender of envelopes to one ingest URL. */
 export class EnvelopePipeline {
   readonly stats: PipelineStats = { opened: 0, batches: 0, retried: 0 };
-  readonly #target: { origin: string; tls: boolean; hostname: string; port: number };
-  readonly #headStart: string;
-  readonly #lane: Lane = { queue: [], conn: undefined, lastUsed: 0, busy: false };
-  readonly #maxBatch: number;
-  readonly #timeoutMs: number;
-  readonly #caCerts: readonly string[] | undefined;
-  readonly #buffer = new Uint8Array(READ_BYTES);
   /** False once the ingest failed a pipelined batch partway: send one request at a time then. */
   pipelining = true;
+  readonly #target: { origin: string; tls: boolean; hostname: string; port: number };
+  readonly #headStart: string;
+  readonly #queue: Pending[] = [];
+  #busy = false;
+  #conn: Deno.Conn | undefined;
+  #lastUsed = 0;
+  /** The read kept pending on the idle connection: it sees the ingest close it. */
+  #idleRead: Promise<number | null> | undefined;
+  readonly #maxBatch: number;
+  readonly #timeoutMs: number;
+  readonly #resend: boolean;
+  readonly #maxResponseBytes: number;
+  readonly #caCerts: readonly string[] | undefined;
+  readonly #buffer = new Uint8Array(READ_BYTES);
 
   constructor(url: string, options: EnvelopePipelineOptions = {}) {
     const parsed = new URL(url);
@@ -92,63 +101,73 @@ export class EnvelopePipeline {
       `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`;
     this.#maxBatch = options.maxBatch ?? 64;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#resend = options.resend ?? true;
+    this.#maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
     this.#caCerts = options.caCerts;
   }
 
   /**
-   * Queue one envelope; resolves with the ingest's answer, or rejects with a TypeError when the
-   * ingest could not be reached or failed it twice.
+   * Queue one envelope; resolves with the ingest's answer. Rejects with a TypeError when the
+   * ingest could not be reached or did not answer, with {@link NotPipelined} when it turned
+   * out not to take pipelining, and with the signal's reason when `signal` aborts first.
    *
    * @example
    * const answer = await pipeline.send(envelopeBytes, { "content-type": "application/x-sentry-envelope" });
    */
-  send(body: Bytes, headers: Readonly<Record<string, string>>): Promise<ParsedResponse> {
-    let head = this.#headStart;
-    for (const name in headers) {
-      if (!Object.hasOwn(headers, name)) continue;
-      const value = headers[name];
-      if (/[\r\n\0]/.test(name + value)) throw new TypeError("invalid header for the ingest");
-      const lower = name.toLowerCase();
-      if (lower === "content-length" || lower === "host" || lower === "connection") continue;
-      head += `${name}: ${value}\r\n`;
-    }
+  send(
+    body: Bytes,
+    headers: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ): Promise<ParsedResponse> {
+    const head = requestHead(this.#headStart, { method: "POST", redirect: "manual", headers })!;
     const headBytes = encoder.encode(`${head}content-length: ${body.byteLength}\r\n\r\n`);
     const bytes = new Uint8Array(headBytes.byteLength + body.byteLength);
     bytes.set(headBytes);
     bytes.set(body, headBytes.byteLength);
     const { promise, resolve, reject } = Promise.withResolvers<ParsedResponse>();
-    this.#lane.queue.push({ bytes, resolve, reject, attempts: 0 });
+    const pending: Pending = { bytes, resolve, reject, attempts: 0, gone: false };
+    if (signal !== undefined) {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      const onAbort = () => {
+        pending.gone = true;
+        const queued = this.#queue.indexOf(pending);
+        if (queued >= 0) this.#queue.splice(queued, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      promise.then(
+        () => signal.removeEventListener("abort", onAbort),
+        () => signal.removeEventListener("abort", onAbort),
+      );
+    }
+    this.#queue.push(pending);
     this.#pump();
     return promise;
   }
 
   /** Close the idle connection (a batch in flight finishes on its own). */
   close(): void {
-    const lane = this.#lane;
-    if (!lane.busy) this.#drop(lane);
+    if (!this.#busy) this.#drop();
   }
 
   async #pump(): Promise<void> {
-    const lane = this.#lane;
-    if (lane.busy) return;
-    lane.busy = true;
+    if (this.#busy) return;
+    this.#busy = true;
     try {
-      while (lane.queue.length > 0) {
-        await this.#sendBatch(lane, lane.queue.splice(0, this.#maxBatch));
+      while (this.#queue.length > 0) {
+        await this.#sendBatch(this.#queue.splice(0, this.#maxBatch));
       }
     } finally {
-      lane.busy = false;
+      this.#busy = false;
     }
   }
 
   // Settles or requeues every envelope of the batch; never throws.
-  async #sendBatch(lane: Lane, batch: Pending[]): Promise<void> {
-    if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
-      this.#drop(lane);
-    }
-    if (lane.conn === undefined) {
+  async #sendBatch(batch: Pending[]): Promise<void> {
+    if (this.#conn !== undefined && performance.now() - this.#lastUsed > MAX_IDLE_MS) this.#drop();
+    if (this.#conn === undefined) {
       try {
-        lane.conn = await connect(this.#target, null, this.#caCerts);
+        this.#conn = await connect(this.#target, null, this.#caCerts);
         this.stats.opened++;
       } catch (error) {
         const failure = new TypeError(`could not connect to ${this.#target.origin}`, {
@@ -158,9 +177,10 @@ export class EnvelopePipeline {
         return;
       }
     }
-    const conn = lane.conn;
+    const conn = this.#conn;
+    conn.ref();
     this.stats.batches++;
-    const timer = setTimeout(() => this.#drop(lane), this.#timeoutMs);
+    const timer = setTimeout(() => this.#drop(), this.#timeoutMs);
     let answered = 0;
     // The ingest said `Connection: close`: it reads nothing more from this connection.
     let closing = false;
@@ -168,9 +188,11 @@ export class EnvelopePipeline {
     let cut = false;
     try {
       await writeAll(conn, batch.length === 1 ? batch[0].bytes : concat(batch));
-      let parser = new ResponseParser(MAX_HEAD_BYTES, MAX_RESPONSE_BYTES);
+      let parser = new ResponseParser(MAX_HEAD_BYTES, this.#maxResponseBytes);
       reading: while (answered < batch.length) {
-        const n = await conn.read(this.#buffer);
+        const read = this.#idleRead ?? conn.read(this.#buffer);
+        this.#idleRead = undefined;
+        const n = await read;
         let chunk = n === null ? null : this.#buffer.subarray(0, n);
         let step = chunk === null ? parser.end() : parser.push(chunk);
         // One read can end one answer and carry the next ones.
@@ -186,7 +208,7 @@ export class EnvelopePipeline {
           if (closing || chunk === null) break reading;
           if (answered === batch.length) break;
           chunk = chunk.subarray(step.used);
-          parser = new ResponseParser(MAX_HEAD_BYTES, MAX_RESPONSE_BYTES);
+          parser = new ResponseParser(MAX_HEAD_BYTES, this.#maxResponseBytes);
           if (chunk.byteLength === 0) break;
           step = parser.push(chunk);
         }
@@ -197,41 +219,54 @@ export class EnvelopePipeline {
     } finally {
       clearTimeout(timer);
     }
-    if (answered === batch.length && !closing && lane.conn === conn) {
-      lane.lastUsed = performance.now();
+    if (answered === batch.length && !closing && this.#conn === conn) {
+      this.#lastUsed = performance.now();
+      this.#watchIdle(conn);
       return;
     }
-    if (lane.conn === conn) this.#drop(lane);
-    const unanswered = batch.slice(answered);
-    if (closing && !cut) {
+    if (this.#conn === conn) this.#drop();
+    this.#settleUnanswered(batch.slice(answered), answered > 0, closing && !cut);
+  }
+
+  #settleUnanswered(unanswered: Pending[], someAnswered: boolean, closing: boolean): void {
+    const waiting = unanswered.filter((pending) => !pending.gone);
+    if (closing) {
       // Provably never read (RFC 9112, 9.6): sent again as if for the first time.
-      lane.queue.unshift(...unanswered);
-      this.stats.retried += unanswered.length;
-    } else if (answered > 0 && !cut) {
+      this.#queue.unshift(...waiting);
+      this.stats.retried += waiting.length;
+    } else if (someAnswered) {
       // Answers stopped partway without a word: an ingest (or a proxy before it) that does not
-      // take pipelined requests. The rest, and everything after, go one request at a time.
+      // take pipelined requests. The rest, and everything queued, are handed back.
       this.pipelining = false;
-      for (const pending of unanswered) pending.reject(new NotPipelined());
-      for (const pending of lane.queue.splice(0)) pending.reject(new NotPipelined());
+      for (const pending of [...waiting, ...this.#queue.splice(0)]) {
+        pending.reject(new NotPipelined());
+      }
     } else {
-      this.#retryOrFail(lane, unanswered);
+      const again: Pending[] = [];
+      for (const pending of waiting) {
+        if (this.#resend && ++pending.attempts < 2) again.push(pending);
+        else pending.reject(new TypeError("the ingest closed the connection before answering"));
+      }
+      this.#queue.unshift(...again);
+      this.stats.retried += again.length;
     }
   }
 
-  #retryOrFail(lane: Lane, unanswered: Pending[]): void {
-    const again: Pending[] = [];
-    for (const pending of unanswered) {
-      if (++pending.attempts < 2) {
-        again.push(pending);
-        this.stats.retried++;
-      } else pending.reject(new TypeError("the ingest closed the connection before answering"));
-    }
-    lane.queue.unshift(...again);
+  // Keep a read pending while idle: any byte or EOF means the connection can carry nothing
+  // more, and it must not hold the process open.
+  #watchIdle(conn: Deno.Conn): void {
+    conn.unref();
+    const read = this.#idleRead = conn.read(this.#buffer);
+    read.then(
+      () => this.#idleRead === read && this.#conn === conn && this.#drop(),
+      () => this.#conn === conn && this.#drop(),
+    );
   }
 
-  #drop(lane: Lane): void {
-    const conn = lane.conn;
-    lane.conn = undefined;
+  #drop(): void {
+    const conn = this.#conn;
+    this.#conn = undefined;
+    this.#idleRead = undefined;
     try {
       conn?.close();
     } catch {
