@@ -9,6 +9,9 @@ export const BUILD_DIR = `${STATIC_DIR}/build`;
 /** What the build produced, for the server (a dot file, so it is never served). */
 export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
 
+/** The pages as HTML, rendered by the production build (a dot file, never served). */
+export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
+
 /** Dev mode's build result, written by the runner and watched by the server. */
 export const DEV_STATUS_FILE = `${BUILD_DIR}/.dev-status.json`;
 

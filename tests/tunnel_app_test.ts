@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../server/http/app.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { readManifest } from "../server/build/manifest.ts";
+import { readRenderedPages } from "../server/page/rendered_pages.ts";
 import type { Monitoring } from "../server/monitoring/monitoring.ts";
 import { indexStaticFiles } from "../server/http/static_files.ts";
 
@@ -31,6 +32,7 @@ async function startApp(env: Record<string, string>, upstream: typeof fetch): Pr
   const handler = createApp({
     config: loadConfig({ SENTRY_DSN: DSN, ...env }),
     manifest: await readManifest(),
+    pages: await readRenderedPages(),
     staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
     release: "test",
     monitoring,

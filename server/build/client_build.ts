@@ -8,7 +8,7 @@ import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
 import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "./debug_ids.ts";
 import { type Manifest, manifestFromMetafile, readManifest } from "./manifest.ts";
-import { BUILD_DIR, MANIFEST_FILE, STATIC_DIR } from "../constants.ts";
+import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, STATIC_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
@@ -135,6 +135,8 @@ class Hasher {
 export async function isUpToDate(mode: string): Promise<boolean> {
   try {
     const manifest = await readManifest();
+    // A production build also rendered the pages.
+    if (mode === "production") await Deno.stat(PAGES_FILE);
     return manifest.inputHash === await hashInputs(mode);
   } catch {
     return false;

@@ -1,7 +1,8 @@
 /**
  * Which saved files call for a server restart in `deno task dev`: main.ts, anything under
- * server/, and the client files the server imports (client/App.tsx and what it imports), read
- * from `deno info`. Other client files only need a client rebuild.
+ * server/, and the client files the server renders the pages with (client/routes.tsx,
+ * client/App.tsx and what they import), read from `deno info`. Other client files only need a
+ * client rebuild.
  */
 
 // server/ is restarted on for any script, not only the ones in the graph: boot.ts loads the dev
@@ -27,17 +28,30 @@ export function needsRestart(
 }
 
 /**
- * The project files in `entry`'s module graph, relative to `root` (a `file:///.../` URL). A file
- * that does not parse is still listed (its own imports are not); on failure, the empty set.
+ * The modules the dev server runs: main.ts, and what it renders the pages with. The render
+ * modules load by a computed URL (production reads pages the build rendered), so `deno info
+ * main.ts` cannot follow them.
  */
-export async function serverModuleFiles(root: string, entry = "main.ts"): Promise<Set<string>> {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", entry],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  if (code !== 0) return new Set();
-  return projectFiles(new TextDecoder().decode(stdout), root);
+export const SERVER_ENTRIES = ["main.ts", "server/page/render.ts", "client/routes.tsx"];
+
+/**
+ * The project files in the module graphs of `entries`, relative to `root` (a `file:///.../`
+ * URL). A file that does not parse is still listed (its own imports are not); an entry that
+ * fails adds nothing.
+ */
+export async function serverModuleFiles(
+  root: string,
+  entries: readonly string[] = SERVER_ENTRIES,
+): Promise<Set<string>> {
+  const graphs = await Promise.all(entries.map(async (entry) => {
+    const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", entry],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return code === 0 ? projectFiles(new TextDecoder().decode(stdout), root) : new Set<string>();
+  }));
+  return new Set(graphs.flatMap((files) => [...files]));
 }
 
 /** The project's own files in `deno info --json` output (not node_modules, not npm:). */

@@ -4,7 +4,6 @@
  * Every route is a plain `(req, info) => Response` function built from its dependencies,
  * so tests can call the whole app without a network.
  */
-import { routes as appRoutes } from "../../client/routes.tsx";
 import {
   apiInternalError,
   apiMethodNotAllowed,
@@ -31,7 +30,7 @@ import { formatTunnelRecord } from "../tunnel/log.ts";
  * Build the app's handler.
  *
  * @example
- * Deno.serve(createApp({ config, manifest, staticIndex, release, monitoring }));
+ * Deno.serve(createApp({ config, manifest, staticIndex, pages, release, monitoring }));
  */
 export function createApp(deps: AppDeps): Handler {
   const { monitoring } = deps;
@@ -72,7 +71,7 @@ export function createApp(deps: AppDeps): Handler {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
     add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
   }
-  const pages = createPageHandlers({ ...deps, routes: deps.routes ?? appRoutes });
+  const pages = createPageHandlers(deps);
   for (const [path, handler] of pages.pages) {
     if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
     const page = traced(handler);

@@ -2,18 +2,20 @@
  * What `createApp` is built from. Kept apart from app.ts so the handlers it wires up (pages,
  * monitoring) can name their dependencies without importing the app itself.
  */
-import type { Routes } from "../../client/page_table.ts";
 import type { ApiRoutes } from "../api/router.ts";
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { StaticIndex } from "./static_files.ts";
+import type { RenderedPages } from "../page/rendered_pages.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
 export interface AppDeps {
   readonly config: Config;
   readonly manifest: Manifest;
   readonly staticIndex: StaticIndex;
+  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
+  readonly pages: RenderedPages;
   /** The release reported to monitoring and on /healthz. */
   readonly release: string;
   readonly monitoring: Monitoring;
@@ -23,8 +25,6 @@ export interface AppDeps {
   readonly logLine?: (line: string) => void;
   /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */
   readonly httpsListener?: boolean;
-  /** The pages; by default the app's own, from `client/routes.tsx`. */
-  readonly routes?: Routes;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
 }

@@ -12,6 +12,7 @@ import { type Monitoring, MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
 import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
 import { StartupError } from "./startup_error.ts";
+import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
 import { STATIC_DIR } from "../constants.ts";
 
 /** A ready-to-serve app and what its entry needs to listen and shut down. */
@@ -41,11 +42,15 @@ export interface DevTools {
 // Not a string literal, so `deno info main.ts` and `deno compile` leave the dev modules out of
 // the production graph; loading it needs read access to server/, which only dev grants.
 const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
+// The same for React and the app's components: production reads the pages the build rendered.
+const RENDER_MODULE = new URL("../page/render.ts", import.meta.url).href;
+const ROUTES_MODULE = new URL("../../client/routes.tsx", import.meta.url).href;
 
 /** The client build as the server uses it. */
 interface Build {
   readonly manifest: Manifest;
   readonly staticIndex: StaticIndex;
+  readonly pages: RenderedPages;
 }
 
 /**
@@ -72,8 +77,8 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
     : (await import("../monitoring/sentry.ts")).startMonitoring(config, release, {
       transport: dev?.transport,
     });
-  const appFor = ({ manifest, staticIndex }: Build) =>
-    createApp({ config, manifest, staticIndex, release, monitoring, fetch: upstreamFetch });
+  const appFor = ({ manifest, staticIndex, pages }: Build) =>
+    createApp({ config, manifest, staticIndex, pages, release, monitoring, fetch: upstreamFetch });
   const handler = dev
     ? await dev.wrap(
       appFor(build),
@@ -89,13 +94,30 @@ async function loadDevTools(config: Config): Promise<DevTools> {
   return (startDevTools as (config: Config) => DevTools)(config);
 }
 
-/** Read the manifest and index `static/`: what a build gives the server. */
+/**
+ * Read the manifest, the pages and index `static/`: what a build gives the server. In dev mode
+ * the pages are rendered here instead (the dev build does not render them), so a change to a
+ * page shows at the next restart, and a render error shows in the runner's error page.
+ */
 async function loadBuild(config: Config): Promise<Build> {
-  const manifest = await readManifest().catch((error) => {
+  const asStartupError = (error: Error) => {
     throw new StartupError(error.message);
-  });
+  };
+  const manifest = await readManifest().catch(asStartupError);
+  // A render error keeps its stack: the runner shows its file and line.
+  const pages = config.devMode
+    ? await renderInProcess()
+    : await readRenderedPages().catch(asStartupError);
   const staticIndex = await indexStaticFiles(STATIC_DIR, {
     serveSourceMaps: config.serveSourceMaps,
   });
-  return { manifest, staticIndex };
+  return { manifest, staticIndex, pages };
+}
+
+async function renderInProcess(): Promise<RenderedPages> {
+  const [{ renderPages }, { routes }] = await Promise.all([
+    import(RENDER_MODULE),
+    import(ROUTES_MODULE),
+  ]);
+  return renderPages(routes);
 }

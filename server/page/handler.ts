@@ -1,14 +1,12 @@
 /**
- * The app's pages: `client/routes.tsx` declares them, and each is rendered to HTML once, when the
- * handlers are built. A request only picks its page's template by exact path (a Map lookup) and
- * splices its nonce and trace tags in. Every other path shares one not-found template, so no
- * path a client makes up is ever rendered or cached.
+ * The app's pages: `client/routes.tsx` declares them, React renders each to HTML ahead of time
+ * (render.ts), and here each becomes a document template once, when the handlers are built. A
+ * request only picks its page's template by exact path (a Map lookup) and splices its nonce and
+ * trace tags in. Every other path shares one not-found template, so no path a client makes up
+ * is ever rendered or cached.
  */
-import { createElement } from "react";
-import { renderToString } from "react-dom/server";
-import { App } from "../../client/App.tsx";
-import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 import type { AppDeps } from "../http/app_deps.ts";
+import type { RenderedPage } from "./rendered_pages.ts";
 import type { ContextHandler } from "../http/handler.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
@@ -24,9 +22,7 @@ export interface PageHandlers {
 
 /** Render every page once and build the handlers that serve them. */
 export function createPageHandlers(
-  deps: Pick<AppDeps, "manifest" | "config" | "release" | "monitoring"> & {
-    readonly routes: Routes;
-  },
+  deps: Pick<AppDeps, "manifest" | "config" | "release" | "monitoring" | "pages">,
 ): PageHandlers {
   const { config, monitoring } = deps;
   const clientConfig = config.sentryDsn === undefined ? {} : {
@@ -47,10 +43,10 @@ export function createPageHandlers(
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
   const csp = cspWriter(reportUri);
 
-  const handlerFor = (page: ResolvedPage, status: number, traced: boolean): ContextHandler => {
+  const handlerFor = (page: RenderedPage, status: number, traced: boolean): ContextHandler => {
     const render = createDocumentRenderer(deps.manifest, {
       title: page.title,
-      appHtml: renderToString(createElement(App, { page })),
+      appHtml: page.appHtml,
       clientConfig,
       devScript,
     });
@@ -69,6 +65,6 @@ export function createPageHandlers(
   };
 
   const pages = new Map<string, ContextHandler>();
-  for (const [path, page] of deps.routes.pages) pages.set(path, handlerFor(page, 200, true));
-  return { pages, notFound: handlerFor(deps.routes.notFound, 404, false) };
+  for (const [path, page] of deps.pages.pages) pages.set(path, handlerFor(page, 200, true));
+  return { pages, notFound: handlerFor(deps.pages.notFound, 404, false) };
 }

@@ -1,10 +1,13 @@
 /**
- * `deno task build`: build the client for production (server/build/client_build.ts). With
- * `--if-needed` (what `start`, `test` and `bench` run first) it skips a build whose inputs are
- * unchanged since the last one.
+ * `deno task build`: build the client for production (server/build/client_build.ts) and render
+ * its pages to HTML for the server (server/page/render.ts). With `--if-needed` (what `start`,
+ * `test` and `bench` run first) it skips a build whose inputs are unchanged since the last one.
  */
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
+import { renderPages } from "../page/render.ts";
+import { writeRenderedPages } from "../page/rendered_pages.ts";
+import { routes } from "../../client/routes.tsx";
 
 if (import.meta.main) {
   const ifNeeded = Deno.args.includes("--if-needed");
@@ -14,11 +17,15 @@ if (import.meta.main) {
       console.log("build: client is up to date");
     } else {
       const manifest = await build("production");
+      await writeRenderedPages(renderPages(routes));
       const ms = Math.round(performance.now() - started);
       console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
     }
   } catch (error) {
-    // esbuild has already printed its diagnostics with file and line.
+    // esbuild has already printed its diagnostics with file and line; a page that throws while
+    // rendering has not, so its stack (file and line) is printed.
+    const fromEsbuild = error instanceof Error && "errors" in error;
+    if (!fromEsbuild && error instanceof Error && error.stack) console.error(error.stack);
     console.error(`build failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`);
     Deno.exitCode = 1;
   } finally {

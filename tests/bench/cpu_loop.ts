@@ -14,6 +14,7 @@ import { createApp } from "../../server/http/app.ts";
 import type { Handler } from "../../server/http/handler.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
 import { readManifest } from "../../server/build/manifest.ts";
+import { readRenderedPages } from "../../server/page/rendered_pages.ts";
 import { startMonitoring } from "../../server/monitoring/sentry.ts";
 import { indexStaticFiles } from "../../server/http/static_files.ts";
 import { startScript } from "./processes.ts";
@@ -31,6 +32,7 @@ try {
   const app: Handler = createApp({
     config,
     manifest: await readManifest(),
+    pages: await readRenderedPages(),
     staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
     release: "r1",
     monitoring,

@@ -29,9 +29,18 @@ Deno.test("projectFiles keeps the project's own modules only; junk reads as none
   assert.deepEqual(projectFiles('{"modules":{}}', "file:///p/"), new Set());
 });
 
-Deno.test("serverModuleFiles: this project's server imports client/App.tsx", async () => {
+Deno.test("serverModuleFiles: the dev server's graph includes what renders the pages", async () => {
   const files = await serverModuleFiles(`file://${Deno.cwd()}/`);
   assert.ok(files.has("client/App.tsx"), [...files].join(" "));
+  assert.ok(files.has("client/routes.tsx"));
+  assert.ok(files.has("server/page/render.ts"));
   assert.ok(files.has("server/http/app.ts"));
   assert.ok(!files.has("client/main.tsx"));
+});
+
+Deno.test("serverModuleFiles: main.ts alone loads neither React nor the app's components", async () => {
+  const files = await serverModuleFiles(`file://${Deno.cwd()}/`, ["main.ts"]);
+  assert.ok(files.has("server/http/app.ts"));
+  assert.ok(!files.has("client/App.tsx"), [...files].join(" "));
+  assert.ok(!files.has("server/page/render.ts"));
 });

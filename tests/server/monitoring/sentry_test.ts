@@ -6,6 +6,7 @@ import type { Event } from "@sentry/core";
 import { createApp } from "../../../server/http/app.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
+import { readRenderedPages } from "../../../server/page/rendered_pages.ts";
 import { startMonitoring } from "../../../server/monitoring/sentry.ts";
 import { indexStaticFiles } from "../../../server/http/static_files.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
@@ -219,6 +220,7 @@ Deno.test("incoming sampled traces beyond the budget follow the server's rate, a
   const app = createApp({
     config,
     manifest,
+    pages: await readRenderedPages(),
     staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
     release: "r1",
     monitoring,

@@ -3,6 +3,7 @@ import { fixtureApp } from "../../fixtures/app.ts";
 import { fixtureRoutes, renders } from "../../fixtures/routes.tsx";
 import { defineRoutes } from "../../../client/page_table.ts";
 import { HomePage } from "../../../client/pages/home.tsx";
+import { renderPages } from "../../../server/page/render.ts";
 
 // Every name a plain object inherits, and paths a client can make up.
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
@@ -99,6 +100,6 @@ Deno.test("a page whose path is a server route or under /api/ stops start-up", a
       pages: [{ path, title: "x", Page: HomePage }],
       notFound: fixtureRoutes.notFound,
     });
-    await assert.rejects(() => fixtureApp({ routes }), Error, path);
+    await assert.rejects(() => fixtureApp({ pages: renderPages(routes) }), Error, path);
   }
 });

@@ -1,0 +1,26 @@
+/**
+ * Render every declared page, and the not-found page, with React: once per build in production
+ * (`deno task build` stores them, see rendered_pages.ts), at each server start in development.
+ */
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { App } from "../../client/App.tsx";
+import type { ResolvedPage, Routes } from "../../client/page_table.ts";
+import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
+
+/**
+ * The HTML of each page of `routes`.
+ *
+ * @example
+ * import { routes } from "../../client/routes.tsx";
+ * const rendered = renderPages(routes);
+ */
+export function renderPages(routes: Routes): RenderedPages {
+  const render = (page: ResolvedPage): RenderedPage => ({
+    title: page.title,
+    appHtml: renderToString(createElement(App, { page })),
+  });
+  const pages = new Map<string, RenderedPage>();
+  for (const [path, page] of routes.pages) pages.set(path, render(page));
+  return { pages, notFound: render(routes.notFound) };
+}
