@@ -44,9 +44,9 @@ export function runtimePermissions(config: Config, staticDir: string): Need[] {
 
 /**
  * `host:port` the server listens on, then each Sentry host it reaches (no repeats). The
- * server's own DSN is granted as `@sentry/deno` checks it: by `URL.host`, which has no port
- * when the port is the scheme's default, and Deno grants a port-less query only for a
- * port-less grant. Granting `host:443` alone made the SDK warn at every start-up.
+ * server's own DSN is granted by `URL.host`, which has no port when the port is the scheme's
+ * default: Deno grants a port-less query only for a port-less grant, and `@sentry/deno`, which
+ * the server once used, warned at every start-up when given `host:443` alone.
  */
 export function netHosts(config: Config): string[] {
   // An IPv6 listen address needs brackets to be told apart from its port.

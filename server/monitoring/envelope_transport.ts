@@ -7,7 +7,7 @@
  * time. Deno's `fetch` spends about 100 µs of CPU per envelope.
  */
 import type { BaseTransportOptions } from "@sentry/core";
-import * as Sentry from "@sentry/deno";
+import { createTransport } from "@sentry/core";
 import { NotPipelined } from "../tunnel/envelope_pipeline.ts";
 import type { IngestClient } from "../tunnel/ingest_client.ts";
 
@@ -16,12 +16,12 @@ type TransportOptions = BaseTransportOptions & { headers?: Record<string, string
 const encoder = new TextEncoder();
 
 /**
- * A transport factory for `Sentry.init({ transport })`: envelopes go out pipelined
+ * A transport factory for the Sentry client (sentry_client.ts): envelopes go out pipelined
  * (envelope_pipeline.ts), or one request at a time with `send` once the ingest has shown it
  * does not take pipelined requests.
  *
  * @example
- * Sentry.init({ dsn, transport: envelopeTransport(createIngestClient()) });
+ * startSentryClient({ ...options, transport: envelopeTransport(createIngestClient()) });
  */
 export function envelopeTransport(client: IngestClient) {
   return (options: TransportOptions) => {
@@ -48,7 +48,7 @@ export function envelopeTransport(client: IngestClient) {
         },
       };
     };
-    return Sentry.createTransport(options, async ({ body }) => {
+    return createTransport(options, async ({ body }) => {
       // The SDK serializes into a fresh Uint8Array (never a SharedArrayBuffer), or a string
       // when every item is text.
       const bytes = typeof body === "string"

@@ -1,7 +1,7 @@
 /**
  * What the server needs from monitoring, and monitoring when no `SENTRY_DSN` is set (every call
- * does nothing). Kept apart from sentry.ts so a server without a DSN never loads `@sentry/deno`
- * (about 15 MB of resident memory for its code), and so the request path can name the type
+ * does nothing). Kept apart from sentry.ts so a server without a DSN never loads `@sentry/core`
+ * (about 8 MB of resident memory for its code), and so the request path can name the type
  * without loading it either.
  */
 import type { ContextHandler } from "../http/handler.ts";

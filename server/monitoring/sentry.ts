@@ -1,5 +1,6 @@
 /**
- * Server-side monitoring with `@sentry/deno`: started once when `SENTRY_DSN` is set.
+ * Server-side monitoring with Sentry (a client on `@sentry/core`, sentry_client.ts): started
+ * once when `SENTRY_DSN` is set.
  *
  * The request path uses none of Sentry's scopes or spans: {@link instrumentHandler} decides
  * sampling, makes up the ids the browser needs to continue the trace, and for a sampled
@@ -11,11 +12,12 @@
  * small budget (trace_budget.ts), and error events are limited per distinct error
  * (error_throttle.ts), so neither a header nor an error storm multiplies what is sent.
  */
-import * as Sentry from "@sentry/deno";
+import { captureException, flush, withScope } from "@sentry/core";
 import type { ContextHandler } from "../http/handler.ts";
 import type { RequestContext } from "../http/request_context.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
+import { type SentryClientOptions, startSentryClient } from "./sentry_client.ts";
 import { createIngestClient } from "../tunnel/ingest_client.ts";
 import type { Config } from "../lifecycle/config.ts";
 import {
@@ -41,29 +43,13 @@ import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 
 export type { Monitoring };
 
-// The SDK's defaults that errors need. Left out: DenoServe (the recorder below replaces it),
-// NormalizePaths and ContextLines (about 0.3 ms of CPU per event between them; AppFrames does
-// the path part), and the database and HTTP instrumentations, whose spans would have no
-// request span to join.
-const KEPT = new Set([
-  "InboundFilters",
-  "EventFilters",
-  "RequestData",
-  "FunctionToString",
-  "LinkedErrors",
-  "Dedupe",
-  "Breadcrumbs",
-  "DenoContext",
-  "GlobalHandlers",
-]);
-
 // The app's root folder, which stack frames are made relative to.
 const APP_ROOT = new URL("../../", import.meta.url).href;
 
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
-  readonly transport?: Sentry.DenoOptions["transport"];
+  readonly transport?: SentryClientOptions["transport"];
   /** How many incoming "sampled" traces are honoured beyond the server's own sample rate. */
   readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
   /** How many error events each distinct error may send. */
@@ -75,7 +61,8 @@ export interface MonitoringOptions {
 }
 
 /**
- * Start `@sentry/deno` if the configuration has a DSN; otherwise return a no-op.
+ * Start the Sentry client (sentry_client.ts) if the configuration has a DSN; otherwise return
+ * a no-op.
  *
  * @example
  * const monitoring = startMonitoring(config, release);
@@ -87,19 +74,14 @@ export function startMonitoring(
   options: MonitoringOptions = {},
 ): Monitoring {
   if (config.sentryDsn === undefined) return MONITORING_OFF;
-  const client = Sentry.init({
+  const client = startSentryClient({
     dsn: config.sentryDsn,
-    // Keep-alive connections to the ingest, which the SDK's `fetch` patch never sees.
+    // Pipelined keep-alive connections to the ingest.
     transport: options.transport ?? envelopeTransport(createIngestClient()),
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
-    integrations: (defaults) => [
-      ...defaults.filter((i) => KEPT.has(i.name)),
-      appFramesIntegration(APP_ROOT),
-    ],
-    // The app records its request spans itself; OpenTelemetry's tracer bridge only adds cost.
-    skipOpenTelemetrySetup: true,
+    integrations: [appFramesIntegration(APP_ROOT)],
   });
   const rate = config.tracesSampleRate;
   const defaults: TransactionDefaults = {
@@ -107,7 +89,7 @@ export function startMonitoring(
     release,
     sampleRate: rate,
     publicKey: config.tunnelAllowedDsns[0]?.publicKey ?? "",
-    sdk: client?.getSdkMetadata()?.sdk ?? { name: "sentry.javascript.deno", version: "" },
+    sdk: client.getSdkMetadata()?.sdk ?? { name: "sentry.javascript.deno", version: "" },
     contexts: { runtime: { name: "deno", version: Deno.version.deno } },
   };
   const metaTags = traceMetaTagWriter(samplingContext(
@@ -188,7 +170,7 @@ export function startMonitoring(
     logSuppressed(false);
     if (!throttle.admit(errorKey(error), now())) return;
     const trace = ctx?.trace;
-    Sentry.withScope((scope) => {
+    withScope((scope) => {
       if (trace !== undefined) {
         // The error belongs to the request's span, as it would under an active Sentry span.
         scope.setPropagationContext({
@@ -200,7 +182,7 @@ export function startMonitoring(
         });
       }
       // Unhandled: the app only catches it to answer with a generic 500 page.
-      Sentry.captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
+      captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
     });
   };
 
@@ -210,7 +192,7 @@ export function startMonitoring(
     traceMetaTags: (ctx) => ctx.trace === undefined ? "" : metaTags(ctx.trace),
     flush: (timeoutMs) => {
       logSuppressed(true);
-      return Sentry.flush(timeoutMs);
+      return flush(timeoutMs);
     },
   };
 }

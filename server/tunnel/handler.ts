@@ -14,7 +14,6 @@ import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope
 import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
 import { createIngestClient, ingestClientOf } from "./ingest_client.ts";
-import { toResponse } from "./http1_response.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
 import {
   collectSmallBody,
@@ -38,11 +37,14 @@ import {
   precheck,
   rateLimited,
   type Rejection,
+  type Relay,
   relayFor,
   stoppedRejection,
   upstreamHeaders,
 } from "./policy.ts";
 import { contentLength } from "../http/content_length.ts";
+import type { RequestContext } from "../http/request_context.ts";
+import type { ParsedResponse } from "./http1_response.ts";
 
 /** What the tunnel needs to know; the router builds it from the app's `Config`. */
 export interface TunnelOptions {
@@ -65,8 +67,24 @@ export interface TunnelOptions {
   readonly log: (record: TunnelRecord, req: Request) => void;
 }
 
-/** A request handler as `Deno.serve` calls it. */
-export type TunnelHandler = (req: Request, info: Deno.ServeHandlerInfo) => Promise<Response>;
+/**
+ * A request handler as `Deno.serve` calls it. Inside the app it also gets the request's
+ * context, which builds its answers complete (security headers and request id included).
+ */
+export type TunnelHandler = (
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+  ctx?: Pick<RequestContext, "send">,
+) => Promise<Response>;
+
+/** Builds an answer: the request context's `send`, or a plain Response outside the app. */
+type Send = (
+  body: Bytes | null,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+) => Response;
+
+const plainSend: Send = (body, status, headers) => new Response(body, { status, headers });
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -119,9 +137,9 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     timeoutMs: options.timeoutMs,
   };
 
-  function reject(req: Request, rejection: Rejection, bytes: number): Response {
+  function reject(req: Request, rejection: Rejection, bytes: number, send: Send): Response {
     log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes }, req);
-    return textResponse(rejection);
+    return textResponse(rejection, send);
   }
 
   async function forward(
@@ -129,6 +147,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     clientIp: string | undefined,
     t: Transfer,
     format: HeadFormat | null,
+    send: Send,
   ): Promise<Response | Rejection> {
     const head = format === null ? await readPlainHead(t) : await readEncodedHead(t, format);
     if ("status" in head) return head;
@@ -146,10 +165,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const pipeline = body instanceof Uint8Array
       ? client?.pipeline(url, { resend: false, timeoutMs: options.timeoutMs })
       : undefined;
-    let upstream: Response;
+    let upstream: Response | ParsedResponse;
     try {
       upstream = pipeline?.pipelining
-        ? toResponse(await pipeline.send(body as Bytes, headers, t.upstream.signal))
+        ? await pipeline.send(body as Bytes, headers, t.upstream.signal)
         : await upstreamFetch(url, {
           method: "POST",
           headers,
@@ -161,12 +180,15 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     } catch (error) {
       return upstreamFailure(t, error);
     }
-    const outcome = await relayResponse(upstream).catch((error) => upstreamFailure(t, error));
+    const outcome = upstream instanceof Response
+      ? await relayResponse(upstream, send).catch((error) => upstreamFailure(t, error))
+      : relayParsed(upstream, send);
     t.answered = true;
     return outcome;
   }
 
-  return async function tunnelEnvelope(req, info) {
+  return async function tunnelEnvelope(req, info, ctx) {
+    const send: Send = ctx ? (body, status, headers) => ctx.send(body, status, headers) : plainSend;
     const declaredBytes = contentLength(req.headers);
     const format = decoderFormat(req.headers.get("content-encoding"));
     const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
@@ -175,7 +197,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
       // Not reading the body at all is the point (an oversized upload is refused unread).
       req.body?.cancel().catch(ignore);
-      return reject(req, early ?? HEADER_MISSING, declaredBytes ?? 0);
+      return reject(req, early ?? HEADER_MISSING, declaredBytes ?? 0, send);
     }
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
     deadlines.add(t);
@@ -186,9 +208,9 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
         await slots.take(t);
         slot = true;
       }
-      const outcome = await forward(req, clientIp, t, format);
+      const outcome = await forward(req, clientIp, t, format, send);
       const bytes = t.declaredBytes ?? t.received;
-      if (!(outcome instanceof Response)) return reject(req, outcome, bytes);
+      if (!(outcome instanceof Response)) return reject(req, outcome, bytes, send);
       if (!outcome.ok) {
         log(
           { msg: "tunnel", reason: "ingest refused the envelope", status: outcome.status, bytes },
@@ -199,7 +221,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     } catch (error) {
       if (!(error instanceof TransferStopped)) throw error;
       const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
-      return reject(req, rejection, t.declaredBytes ?? t.received);
+      return reject(req, rejection, t.declaredBytes ?? t.received, send);
     } finally {
       deadlines.delete(t);
       if (slot) slots.release();
@@ -283,23 +305,47 @@ async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | 
 }
 
 /** What the browser gets from the ingest's answer; see `relayFor`. */
-async function relayResponse(upstream: Response): Promise<Response | Rejection> {
-  if (upstream.type === "opaqueredirect" || (upstream.status >= 300 && upstream.status < 400)) {
+async function relayResponse(upstream: Response, send: Send): Promise<Response | Rejection> {
+  if (upstream.type === "opaqueredirect" || isRedirect(upstream.status)) {
     await upstream.body?.cancel();
-    return { status: 502, reason: "ingest answered with a redirect" };
+    return REDIRECTED;
   }
   const relay = relayFor(upstream.status, upstream.headers);
-  const nullBody = upstream.status === 204 || upstream.status === 205;
-  if (!relay.passBody || nullBody) {
+  if (!relay.passBody || isNullBody(upstream.status)) {
     await upstream.body?.cancel();
-    return new Response(nullBody ? null : relay.text, {
-      status: relay.status,
-      headers: relay.headers,
-    });
+    return relayText(relay, send);
   }
   const body = await readSmallBody(upstream, MAX_UPSTREAM_RESPONSE_BYTES);
-  if (body === undefined) return { status: 502, reason: "ingest response too large" };
-  return new Response(body, { status: relay.status, headers: relay.headers });
+  if (body === undefined) return TOO_LARGE;
+  return send(body, relay.status, relay.headers);
+}
+
+/** The same for an answer read off a pipelined connection: no Response in between. */
+function relayParsed(upstream: ParsedResponse, send: Send): Response | Rejection {
+  if (isRedirect(upstream.status)) return REDIRECTED;
+  const get = (name: string) => {
+    for (const [n, value] of upstream.headers) if (n === name) return value;
+    return null;
+  };
+  const encoding = get("content-encoding");
+  // We asked for no coding and decode none: a coded body cannot be relayed.
+  if (encoding !== null && encoding.toLowerCase() !== "identity") {
+    return { status: 502, reason: "ingest unreachable" };
+  }
+  const relay = relayFor(upstream.status, { get });
+  if (!relay.passBody || isNullBody(upstream.status)) return relayText(relay, send);
+  if (upstream.body.byteLength > MAX_UPSTREAM_RESPONSE_BYTES) return TOO_LARGE;
+  return send(upstream.body, relay.status, relay.headers);
+}
+
+const REDIRECTED: Rejection = { status: 502, reason: "ingest answered with a redirect" };
+const TOO_LARGE: Rejection = { status: 502, reason: "ingest response too large" };
+const isRedirect = (status: number) => status >= 300 && status < 400;
+const isNullBody = (status: number) => status === 204 || status === 205;
+
+function relayText(relay: Relay, send: Send): Response {
+  const body = isNullBody(relay.status) ? null : encoder.encode(relay.text);
+  return send(body, relay.status, relay.headers);
 }
 
 /** Read a response body of at most `maxBytes`; undefined (and the rest cancelled) if larger. */
@@ -324,10 +370,13 @@ async function readSmallBody(response: Response, maxBytes: number): Promise<Byte
   }
 }
 
-function textResponse({ status, reason, headers }: Rejection): Response {
-  const response = new Response(`${reason}\n`, { status, headers });
-  response.headers.set("content-type", "text/plain; charset=utf-8");
-  return response;
+function textResponse({ status, reason, headers }: Rejection, send: Send): Response {
+  return send(encoder.encode(`${reason}\n`), status, {
+    ...headers,
+    "content-type": "text/plain; charset=utf-8",
+  });
 }
+
+const encoder = new TextEncoder();
 
 function ignore(): void {}

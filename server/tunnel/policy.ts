@@ -153,7 +153,7 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 /** What the browser gets from an ingest's answer. */
 export interface Relay {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: Readonly<Record<string, string>>;
   /** Relay the ingest's body as is (its JSON); otherwise `text` is the body. */
   readonly passBody: boolean;
   readonly text: string;
@@ -168,13 +168,17 @@ export interface Relay {
  * @example
  * relayFor(502, new Headers({ "content-type": "text/html" })).text; // "ingest answered 502\n"
  */
-export function relayFor(status: number, upstream: Headers): Relay {
-  const headers = new Headers();
+export function relayFor(
+  status: number,
+  upstream: { get(name: string): string | null },
+): Relay {
+  const passBody = JSON_TYPE.test(upstream.get("content-type") ?? "");
+  const headers: Record<string, string> = {
+    "content-type": passBody ? "application/json" : "text/plain; charset=utf-8",
+  };
   for (const name of RELAYED_HEADERS) {
     const value = upstream.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null) headers[name] = value;
   }
-  const passBody = JSON_TYPE.test(upstream.get("content-type") ?? "");
-  headers.set("content-type", passBody ? "application/json" : "text/plain; charset=utf-8");
   return { status, headers, passBody, text: passBody ? "" : `ingest answered ${status}\n` };
 }
