@@ -106,12 +106,14 @@ Deno.test("unhashed static files get a short cache", async () => {
   await svg.body?.cancel();
 });
 
-Deno.test("source maps, compressed copies, the manifest and directories are not served", async () => {
+Deno.test("source maps, compressed copies, the build's dot files and directories are not served", async () => {
   for (
     const path of [
       `${manifest.script}.map`,
       `${manifest.script}.br`,
       "/build/.manifest.json",
+      "/build/.pages.json",
+      "/build/.monitoring.js",
       "/build/",
       "/build",
     ]

@@ -68,6 +68,8 @@ async function measureBuild(): Promise<PayloadFile[]> {
 async function listJs(dir: string): Promise<string[]> {
   const found: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
+    // Dot files are never served: the server's own monitoring bundle is not the client's.
+    if (entry.name.startsWith(".")) continue;
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory) found.push(...await listJs(path));
     else if (entry.isFile && entry.name.endsWith(".js")) found.push(path);

@@ -8,7 +8,13 @@ import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
 import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "./debug_ids.ts";
 import { type Manifest, manifestFromMetafile, readManifest } from "./manifest.ts";
-import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, STATIC_DIR } from "../constants.ts";
+import {
+  BUILD_DIR,
+  MANIFEST_FILE,
+  MONITORING_BUNDLE,
+  PAGES_FILE,
+  STATIC_DIR,
+} from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
@@ -57,7 +63,11 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
 /** Hash of every build input: unchanged hash, unchanged output. */
 export async function hashInputs(mode: string): Promise<string> {
   const clientFiles = (await listFiles("client")).map((file) => `client/${file}`);
-  const files = [...BUILD_INPUTS, ...clientFiles].sort();
+  // A production build also bundles the server's monitoring, from server/.
+  const serverFiles = mode === "production"
+    ? (await listFiles("server")).map((file) => `server/${file}`)
+    : [];
+  const files = [...new Set([...BUILD_INPUTS, ...clientFiles, ...serverFiles])].sort();
   const hash = new Hasher();
   hash.add(new TextEncoder().encode(mode));
   for (const file of files) {
@@ -112,7 +122,7 @@ export async function writeDebugId(file: string): Promise<void> {
 
 /** Write `file.br` and `file.gz` beside `file`, each only when it is smaller. */
 export async function precompress(file: string): Promise<void> {
-  const copies = compressCopies(await Deno.readFile(file));
+  const copies = await compressCopies(await Deno.readFile(file), { best: true });
   for (const [encoding, bytes] of copies) {
     await Deno.writeFile(`${file}${ENCODED_SUFFIX.get(encoding)}`, bytes);
   }
@@ -135,8 +145,8 @@ class Hasher {
 export async function isUpToDate(mode: string): Promise<boolean> {
   try {
     const manifest = await readManifest();
-    // A production build also rendered the pages.
-    if (mode === "production") await Deno.stat(PAGES_FILE);
+    // A production build also rendered the pages and bundled the monitoring.
+    if (mode === "production") await Promise.all([PAGES_FILE, MONITORING_BUNDLE].map(Deno.stat));
     return manifest.inputHash === await hashInputs(mode);
   } catch {
     return false;

@@ -3,7 +3,6 @@
  * (every other file of `static/`, kept in memory): which files are worth it, and brotli and
  * gzip copies that are kept only when they are smaller.
  */
-import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { Encoding } from "../http/accept_encoding.ts";
 
 /** The suffix of a file's precompressed copy on disk, per encoding. */
@@ -38,23 +37,50 @@ export function isCompressible(name: string): boolean {
 }
 
 /**
- * Brotli (best quality) and gzip (level 9) copies of `data`, each only when it is smaller
- * than `data`: a copy that does not pay would only cost a `Vary` and a cache entry.
+ * Brotli and gzip copies of `data`, each only when it is smaller than `data`: a copy that does
+ * not pay would only cost a `Vary` and a cache entry.
+ *
+ * `best` (the build): brotli at its best quality and gzip at level 9, with `node:zlib` (the
+ * client bundle compresses about 9% smaller than with `CompressionStream`). Otherwise (the
+ * server, for the few other files of `static/`) the platform's `CompressionStream`, so the
+ * server never loads Node's compatibility layer for it: about 5 MB of resident memory.
  *
  * @example
- * const copies = compressCopies(new TextEncoder().encode("a".repeat(1000)));
+ * const copies = await compressCopies(new TextEncoder().encode("a".repeat(1000)), { best: true });
  * copies.get("br")?.length; // far below 1000
  */
-export function compressCopies(data: Uint8Array): Map<Encoding, Uint8Array<ArrayBuffer>> {
+export async function compressCopies(
+  data: Uint8Array<ArrayBuffer>,
+  options: { readonly best: boolean },
+): Promise<Map<Encoding, Uint8Array<ArrayBuffer>>> {
+  const [br, gz] = options.best ? await bestCopies(data) : await Promise.all([
+    platformCopy(data, "brotli"),
+    platformCopy(data, "gzip"),
+  ]);
   const copies = new Map<Encoding, Uint8Array<ArrayBuffer>>();
+  if (br.length < data.length) copies.set("br", br);
+  if (gz.length < data.length) copies.set("gzip", gz);
+  return copies;
+}
+
+async function bestCopies(data: Uint8Array): Promise<Uint8Array<ArrayBuffer>[]> {
+  const { brotliCompressSync, constants: zlib, gzipSync } = await import("node:zlib");
   const br = brotliCompressSync(data, {
     params: {
       [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY,
       [zlib.BROTLI_PARAM_SIZE_HINT]: data.length,
     },
   });
-  const gz = gzipSync(data, { level: 9 });
-  if (br.length < data.length) copies.set("br", new Uint8Array(br));
-  if (gz.length < data.length) copies.set("gzip", new Uint8Array(gz));
-  return copies;
+  return [new Uint8Array(br), new Uint8Array(gzipSync(data, { level: 9 }))];
+}
+
+async function platformCopy(
+  data: Uint8Array<ArrayBuffer>,
+  format: "brotli" | "gzip",
+): Promise<Uint8Array<ArrayBuffer>> {
+  // Deno takes "brotli", which the DOM's type for CompressionStream does not list.
+  const stream = new Blob([data]).stream().pipeThrough(
+    new CompressionStream(format as CompressionFormat),
+  );
+  return await new Response(stream).bytes();
 }

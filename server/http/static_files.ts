@@ -102,7 +102,7 @@ export async function indexStaticFiles(
     // start and every dev reload.
     const ownedByBuild = path.startsWith(BUILD_PREFIX);
     if (encoded.size === 0 && identity.body && isCompressible(path) && !ownedByBuild) {
-      for (const [encoding, bytes] of compressCopies(identity.body)) {
+      for (const [encoding, bytes] of await compressCopies(identity.body, { best: false })) {
         encoded.set(encoding, await variantOf(identity.file, bytes, true));
       }
     }

@@ -43,9 +43,6 @@ import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 
 export type { Monitoring };
 
-// The app's root folder, which stack frames are made relative to.
-const APP_ROOT = new URL("../../", import.meta.url).href;
-
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
@@ -58,6 +55,11 @@ export interface MonitoringOptions {
   readonly now?: () => number;
   /** Where the line about suppressed error events goes; `console.warn` by default. */
   readonly log?: (line: string) => void;
+  /**
+   * The app's root folder (a file URL ending in `/`), which stack frames are made relative to;
+   * by default the folder above server/, which is right only for this module's source.
+   */
+  readonly appRoot?: string;
 }
 
 /**
@@ -81,7 +83,9 @@ export function startMonitoring(
     environment: config.sentryEnvironment,
     release,
     tracesSampleRate: config.tracesSampleRate,
-    integrations: [appFramesIntegration(APP_ROOT)],
+    integrations: [
+      appFramesIntegration(options.appRoot ?? new URL("../../", import.meta.url).href),
+    ],
   });
   const rate = config.tracesSampleRate;
   const defaults: TransactionDefaults = {

@@ -279,7 +279,7 @@ async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
  */
 async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | Rejection> {
   const read = new GrowableBytes();
-  const decoder = createHeaderLineDecoder(format, MAX_HEADER_BYTES);
+  const decoder = await createHeaderLineDecoder(format, MAX_HEADER_BYTES);
   try {
     for (;;) {
       const seen = t.received;

@@ -5,9 +5,10 @@
  *
  * node:zlib streams are used for all three: they decode in `chunkSize` steps, so a few bytes
  * of a decompression bomb yield at most one step of output before the cap stops them, and gzip
- * bodies of several members (allowed by RFC 1952) decode as one.
+ * bodies of several members (allowed by RFC 1952) decode as one. node:zlib is loaded with the
+ * first compressed body: it brings Node's compatibility layer (about 5 MB of resident memory),
+ * which a server that never receives one does not need.
  */
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { findHeaderEnd, MAX_HEADER_BYTES } from "./envelope.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
 
@@ -46,13 +47,14 @@ const CORRUPT: LineOutcome = { kind: "corrupt" };
  * Start decoding a body in `format`, looking for a line of at most `maxLine` bytes.
  *
  * @example
- * const decoder = createHeaderLineDecoder("gzip");
+ * const decoder = await createHeaderLineDecoder("gzip");
  * const outcome = await decoder.push(firstChunk); // { kind: "more" } until the line is in
  */
-export function createHeaderLineDecoder(
+export async function createHeaderLineDecoder(
   format: HeadFormat,
   maxLine: number = MAX_HEADER_BYTES,
-): HeaderLineDecoder {
+): Promise<HeaderLineDecoder> {
+  const { createBrotliDecompress, createGunzip, createInflate } = await import("node:zlib");
   const options = { chunkSize: STEP_BYTES };
   const stream = format === "br"
     ? createBrotliDecompress(options)

@@ -19,7 +19,7 @@ const FORMATS = Object.keys(compress) as HeadFormat[];
 
 /** Feed `body` in chunks of `size` bytes until the outcome is decided or the body ends. */
 async function decode(format: HeadFormat, body: Uint8Array, size: number) {
-  const decoder = createHeaderLineDecoder(format, CAP);
+  const decoder = await createHeaderLineDecoder(format, CAP);
   let outcome: LineOutcome = { kind: "more" };
   for (let i = 0; i < body.byteLength && outcome.kind === "more"; i += size) {
     outcome = await decoder.push(body.subarray(i, i + size));
@@ -103,7 +103,7 @@ Deno.test("decoder: no line, corrupt and truncated bodies are refused, not throw
 });
 
 Deno.test("decoder: dispose stops it; later pushes answer at once", async () => {
-  const decoder = createHeaderLineDecoder("gzip", CAP);
+  const decoder = await createHeaderLineDecoder("gzip", CAP);
   decoder.dispose();
   decoder.dispose();
   assert.equal((await decoder.push(new Uint8Array([1, 2, 3]))).kind, "missing");
