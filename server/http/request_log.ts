@@ -23,16 +23,24 @@ export type LogFormat = "json" | "text";
 export function formatRecord(record: RequestRecord, format: LogFormat): string {
   if (format === "json") {
     // Built by hand: this runs on every request and is about 3x cheaper than stringifying an
-    // object. Strings a client controls go through JSON.stringify; the rest are numbers or
+    // object. Strings a client controls are quoted by jsonString; the rest are numbers or
     // values this server made.
-    return `{"time":"${record.time}","method":${JSON.stringify(record.method)},"path":${
-      JSON.stringify(record.path)
+    return `{"time":"${record.time}","method":${jsonString(record.method)},"path":${
+      jsonString(record.path)
     },"status":${record.status},"durationMs":${record.durationMs},"bytes":${record.bytes},` +
-      `"requestId":${JSON.stringify(record.requestId)}}`;
+      `"requestId":${jsonString(record.requestId)}}`;
   }
   const bytes = record.bytes === null ? "-" : String(record.bytes);
-  return `${record.time} ${record.method} ${JSON.stringify(record.path)} ${record.status} ` +
+  return `${record.time} ${record.method} ${jsonString(record.path)} ${record.status} ` +
     `${record.durationMs}ms ${bytes}B ${record.requestId}`;
+}
+
+// Printable ASCII but `"` and `\`: the JSON string is the text in quotes.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `JSON.stringify(text)`, without its cost for the usual plain path, method or id. */
+function jsonString(text: string): string {
+  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 let lastMs = NaN;

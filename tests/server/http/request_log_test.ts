@@ -28,6 +28,21 @@ Deno.test("formatRecord: one JSON line, or one text line", () => {
   assert.ok(!hostile.includes("\n"), "a path cannot forge a second line");
 });
 
+Deno.test("formatRecord: any path, method or id round-trips through JSON, on one line", () => {
+  const samples = ["/", '/"q"', "/back\\slash", "/tab\t", "/\u0000", "/é", "/\u2028", "/\ud800"];
+  for (let i = 0; i < 2000; i++) {
+    const chars = Array.from({ length: i % 12 }, () => String.fromCharCode(Math.random() * 0x2100));
+    samples.push("/" + chars.join(""));
+  }
+  for (const text of samples) {
+    const line = formatRecord({ ...record, method: text, path: text, requestId: text }, "json");
+    assert.ok(!line.includes("\n") && !line.includes("\r"), JSON.stringify(text));
+    const parsed = JSON.parse(line);
+    assert.deepEqual([parsed.method, parsed.path, parsed.requestId], [text, text, text]);
+    assert.equal(line, JSON.stringify({ ...record, method: text, path: text, requestId: text }));
+  }
+});
+
 Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () => {
   const withId = (id: string) =>
     requestIdFor(new Request("http://x/", { headers: { "x-request-id": id } }));
