@@ -14,6 +14,7 @@ import type { IngestClient } from "../tunnel/ingest_client.ts";
 type TransportOptions = BaseTransportOptions & { headers?: Record<string, string> };
 
 const encoder = new TextEncoder();
+const LINGER_MS = 5;
 
 /**
  * A transport factory for the Sentry client (sentry_client.ts): envelopes go out pipelined
@@ -25,8 +26,10 @@ const encoder = new TextEncoder();
  */
 export function envelopeTransport(client: IngestClient) {
   return (options: TransportOptions) => {
-    // Resent once after a broken connection: each envelope carries an event id.
-    const pipeline = client.pipeline(options.url, { resend: true });
+    // Resent once after a broken connection: each envelope carries an event id. At the default
+    // sample rate envelopes come one every few requests: waiting 5 ms lets them share a write
+    // (a traced request cost about 190 µs when each went alone, 100 µs when they shared).
+    const pipeline = client.pipeline(options.url, { resend: true, lingerMs: LINGER_MS });
     const oneByOne = async (body: Uint8Array<ArrayBuffer>, headers: Record<string, string>) => {
       const res = await client.fetch(options.url, {
         method: "POST",

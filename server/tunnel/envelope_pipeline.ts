@@ -28,6 +28,11 @@ type Bytes = Uint8Array<ArrayBuffer>;
 export interface EnvelopePipelineOptions {
   /** Envelopes per batch (the SDK queues at most 64 anyway). */
   readonly maxBatch?: number;
+  /**
+   * How long an envelope that finds the connection idle waits for others to share its write
+   * (0: it goes at once). A full batch never waits.
+   */
+  readonly lingerMs?: number;
   /** A batch not fully answered within this many milliseconds is failed or resent. */
   readonly timeoutMs?: number;
   /**
@@ -81,6 +86,8 @@ export class EnvelopePipeline {
   /** The read kept pending on the idle connection: it sees the ingest close it. */
   #idleRead: Promise<number | null> | undefined;
   readonly #maxBatch: number;
+  readonly #lingerMs: number;
+  #lingering: ReturnType<typeof setTimeout> | undefined;
   readonly #timeoutMs: number;
   readonly #resend: boolean;
   readonly #maxResponseBytes: number;
@@ -100,6 +107,7 @@ export class EnvelopePipeline {
     this.#headStart =
       `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`;
     this.#maxBatch = options.maxBatch ?? 64;
+    this.#lingerMs = options.lingerMs ?? 0;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#resend = options.resend ?? true;
     this.#maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
@@ -141,17 +149,26 @@ export class EnvelopePipeline {
       );
     }
     this.#queue.push(pending);
-    this.#pump();
+    if (this.#lingerMs === 0 || this.#queue.length >= this.#maxBatch) this.#pump();
+    else {
+      this.#lingering ??= setTimeout(() => {
+        this.#lingering = undefined;
+        this.#pump();
+      }, this.#lingerMs);
+    }
     return promise;
   }
 
   /** Close the idle connection (a batch in flight finishes on its own). */
   close(): void {
-    if (!this.#busy) this.#drop();
+    if (this.#lingering !== undefined) this.#pump();
+    else if (!this.#busy) this.#drop();
   }
 
   async #pump(): Promise<void> {
     if (this.#busy) return;
+    clearTimeout(this.#lingering);
+    this.#lingering = undefined;
     this.#busy = true;
     try {
       while (this.#queue.length > 0) {

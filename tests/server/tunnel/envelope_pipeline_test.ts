@@ -271,3 +271,23 @@ Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late
     await ingest.close();
   }
 });
+
+Deno.test("linger: envelopes sent together share one write; a full batch does not wait", async () => {
+  const ingest = rawIngest((body) => OK(body));
+  // Without lingering the first goes alone (2 batches, as above); with it, one write for all.
+  const lingering = new EnvelopePipeline(ingest.url, { lingerMs: 50 });
+  // A linger far longer than the test: only a full batch can send these.
+  const full = new EnvelopePipeline(ingest.url, { lingerMs: 600_000, maxBatch: 3 });
+  try {
+    const five = ids(5);
+    assert.deepEqual((await Promise.all(five.map((id) => send(lingering, id)))).map(text), five);
+    assert.deepEqual(lingering.stats, { opened: 1, batches: 1, retried: 0 });
+    const three = ids(3, "f");
+    assert.deepEqual((await Promise.all(three.map((id) => send(full, id)))).map(text), three);
+    assert.deepEqual(full.stats, { opened: 1, batches: 1, retried: 0 });
+  } finally {
+    lingering.close();
+    full.close();
+    await ingest.close();
+  }
+});
