@@ -43,8 +43,6 @@ export function createApp(deps: AppDeps): Handler {
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
   const routes = new Map<string, Route>();
-  // The tunnel logs refusals through the request log, under the id of the request refused.
-  const requestIds = new WeakMap<Request, string>();
   if (deps.config.debugErrorRoute) {
     routes.set("/debug/error", route({ GET: traced(throwDebugError) }));
   }
@@ -59,7 +57,8 @@ export function createApp(deps: AppDeps): Handler {
         trustProxy: deps.config.trustProxy,
         rateLimit: deps.config.tunnelRateLimit,
         fetch: deps.fetch,
-        log: (record, req) => logLine(formatTunnelRecord(record, requestIds.get(req), logFormat)),
+        // Refusals go to the request log, under the id of the request refused.
+        log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, logFormat)),
       }),
     }),
   );
@@ -148,7 +147,6 @@ export function createApp(deps: AppDeps): Handler {
     const https = hsts !== "off" && isHttps(req, transport);
     const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }));
     const target = parseRequestTarget(req.url, req.headers.get("host"));
-    if (target.path === deps.config.tunnelPath) requestIds.set(req, ctx.requestId);
     const res = checkRequestLimits(req) ??
       (isBadTarget(target)
         ? plainError(400, target.reason)

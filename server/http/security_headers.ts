@@ -56,20 +56,15 @@ export function onDenoDeploy(): boolean {
   return (Deno.env.get(variable) ?? "") !== "";
 }
 
-/** Add the security headers to a response (in place when its headers are mutable). */
-export function applySecurityHeaders(
-  res: Response,
-  options: { https: boolean; hsts: HstsMode },
-): Response {
-  return addSecurityHeaders(res, hstsDue(options));
-}
-
 /** Whether Strict-Transport-Security goes on this answer. */
 export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
   return options.hsts === "on" || (options.hsts === "auto" && options.https);
 }
 
-/** Add the security headers, and HSTS when `hsts`, to a response built without them. */
+/**
+ * Add the security headers, and HSTS when `hsts`, to a response built without them (in place
+ * when its headers are mutable, else to a copy).
+ */
 export function addSecurityHeaders(res: Response, hsts: boolean): Response {
   let headers = res.headers;
   try {

@@ -21,6 +21,7 @@ import {
   getClient,
   initAndBind,
   type Integration,
+  isPrimitive,
   linkedErrorsIntegration,
   nodeStackLineParser,
   requestDataIntegration,
@@ -28,6 +29,7 @@ import {
   ServerRuntimeClient,
   type Transport,
 } from "@sentry/core";
+import { FLUSH_TIMEOUT_MS } from "../constants.ts";
 
 /** What the server's client is started with. */
 export interface SentryClientOptions {
@@ -113,11 +115,18 @@ function globalHandlersIntegration(): Integration {
   let exiting = false;
   const report = (client: Client, error: unknown, type: string) => {
     const stackParser = client.getOptions().stackParser;
-    const event = eventFromUnknownInput(client, stackParser, error);
+    const event = isPrimitive(error)
+      ? {
+        exception: {
+          values: [{ type: "Error", value: `Non-Error value thrown: ${String(error)}` }],
+        },
+      }
+      : eventFromUnknownInput(client, stackParser, error);
     event.level = "fatal";
     captureEvent(event, { originalException: error, mechanism: { handled: false, type } });
     exiting = true;
-    flush().finally(() => {
+    // Bounded: an ingest that never answers must not keep a failed process serving.
+    flush(FLUSH_TIMEOUT_MS).finally(() => {
       throw error;
     });
   };

@@ -7,9 +7,20 @@
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
 import { bundleMonitoring } from "../build/monitoring_bundle.ts";
-import { renderPages } from "../page/render.ts";
-import { writeRenderedPages } from "../page/rendered_pages.ts";
-import { routes } from "../../client/routes.tsx";
+import { type RenderedPages, writeRenderedPages } from "../page/rendered_pages.ts";
+
+/**
+ * The pages as the production server would have rendered them: React's production build, which
+ * React picks by NODE_ENV when it is imported, so the render modules load after it is set.
+ */
+async function renderForProduction(): Promise<RenderedPages> {
+  Deno.env.set("NODE_ENV", "production");
+  const [{ renderPages }, { routes }] = await Promise.all([
+    import("../page/render.ts"),
+    import("../../client/routes.tsx"),
+  ]);
+  return renderPages(routes);
+}
 
 if (import.meta.main) {
   const ifNeeded = Deno.args.includes("--if-needed");
@@ -19,7 +30,7 @@ if (import.meta.main) {
       console.log("build: client is up to date");
     } else {
       const manifest = await build("production");
-      await writeRenderedPages(renderPages(routes));
+      await writeRenderedPages(await renderForProduction());
       await bundleMonitoring();
       const ms = Math.round(performance.now() - started);
       console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);

@@ -1,22 +1,26 @@
 /**
- * Sends the server's own envelopes to the ingest over one keep-alive HTTP/1.1 connection,
- * pipelined: the envelopes queued while a batch is on the wire go out together, in one write,
- * and their answers are read back in order.
+ * Sends envelopes to an ingest over keep-alive HTTP/1.1 connections, pipelined: the envelopes
+ * queued while a batch is on the wire go out together, in one write, and their answers are read
+ * back in order. Used for the server's own envelopes and for the tunnel's envelopes read whole.
  *
  * A traced request ends in one envelope. Sent one request at a time, each costs a socket write
  * and a read, and on a busy server those were about half of what tracing a request cost. Under
- * load batches grow by themselves (everything that queued during the last round trip); when
- * the server is quiet, an envelope goes out alone at once. There is no timer and no delay.
+ * load batches grow by themselves (everything that queued during the last round trip), and an
+ * optional linger lets sparse envelopes wait a few milliseconds for company. A connection
+ * carries one batch at a time; another connection opens (up to a limit) only when a batch's
+ * worth queues behind busy ones, since an ingest answers pipelined requests one after another.
  *
  * An envelope is sent again only when no answer came for it: at once when the ingest had said
- * `Connection: close` on an earlier answer (it then reads nothing more, RFC 9112 9.6), and at
- * most once more when the connection closed, broke or timed out (the ingest may or may not have
- * taken it). The server's own envelopes carry an event id each (errors, transactions), and
- * Sentry keeps one event per id, so a second copy is dropped there. An ingest that stops
- * answering partway through a batch does not take pipelining: the caller is told
- * ({@link NotPipelined}) and sends one request at a time from then on. The tunnel never
- * pipelines: browsers' envelopes are forwarded one per request, as they came
- * (tunnel/ingest_client.ts).
+ * `Connection: close` on an earlier answer (it then reads nothing more, RFC 9112 9.6; the next
+ * batch on a new connection then carries one envelope, so an ingest that closes after every
+ * answer costs one connection per envelope, not a resend of the whole rest each time), and at
+ * most once more, with `resend`, when the connection broke or timed out (the ingest may or may
+ * not have taken it). The server's own envelopes carry an event id each (errors, transactions),
+ * and Sentry keeps one event per id, so a second copy is dropped there; a browser's envelope may
+ * carry items without one, so the tunnel does not resend. An ingest that closes cleanly partway
+ * through a batch without saying so does not take pipelining: the caller is told
+ * ({@link NotPipelined}, with whether the envelope was written) and sends one request at a time
+ * from then on.
  */
 import { requestHead, writeAll } from "./http1_request.ts";
 import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
@@ -28,6 +32,8 @@ type Bytes = Uint8Array<ArrayBuffer>;
 export interface EnvelopePipelineOptions {
   /** Envelopes per batch (the SDK queues at most 64 anyway). */
   readonly maxBatch?: number;
+  /** Connections at most; another opens only when a full batch waits behind busy ones. */
+  readonly maxConnections?: number;
   /**
    * How long an envelope that finds the connection idle waits for others to share its write
    * (0: it goes at once). A full batch never waits.
@@ -66,6 +72,18 @@ interface Pending {
   gone: boolean;
 }
 
+/** One connection and the batch it carries. */
+interface Lane {
+  conn: Deno.Conn | undefined;
+  busy: boolean;
+  lastUsed: number;
+  /** The read kept pending while idle: it sees the ingest close the connection. */
+  idleRead: Promise<number | null> | undefined;
+  readonly buffer: Uint8Array<ArrayBuffer>;
+  /** The ingest closed with envelopes unanswered: the next batch carries one. */
+  single: boolean;
+}
+
 const MAX_HEAD_BYTES = 16 * 1024;
 const READ_BYTES = 16 * 1024;
 // Reused only well within the idle timeouts ingests commonly keep (nginx 75 s, Node 5 s).
@@ -80,19 +98,15 @@ export class EnvelopePipeline {
   readonly #target: { origin: string; tls: boolean; hostname: string; port: number };
   readonly #headStart: string;
   readonly #queue: Pending[] = [];
-  #busy = false;
-  #conn: Deno.Conn | undefined;
-  #lastUsed = 0;
-  /** The read kept pending on the idle connection: it sees the ingest close it. */
-  #idleRead: Promise<number | null> | undefined;
+  readonly #lanes: Lane[] = [];
   readonly #maxBatch: number;
+  readonly #maxConnections: number;
   readonly #lingerMs: number;
   #lingering: ReturnType<typeof setTimeout> | undefined;
   readonly #timeoutMs: number;
   readonly #resend: boolean;
   readonly #maxResponseBytes: number;
   readonly #caCerts: readonly string[] | undefined;
-  readonly #buffer = new Uint8Array(READ_BYTES);
 
   constructor(url: string, options: EnvelopePipelineOptions = {}) {
     const parsed = new URL(url);
@@ -107,6 +121,7 @@ export class EnvelopePipeline {
     this.#headStart =
       `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`;
     this.#maxBatch = options.maxBatch ?? 64;
+    this.#maxConnections = options.maxConnections ?? 8;
     this.#lingerMs = options.lingerMs ?? 0;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#resend = options.resend ?? true;
@@ -127,6 +142,7 @@ export class EnvelopePipeline {
     headers: Readonly<Record<string, string>>,
     signal?: AbortSignal,
   ): Promise<ParsedResponse> {
+    if (!this.pipelining) return Promise.reject(new NotPipelined(false));
     const head = requestHead(this.#headStart, { method: "POST", redirect: "manual", headers })!;
     const headBytes = encoder.encode(`${head}content-length: ${body.byteLength}\r\n\r\n`);
     const bytes = new Uint8Array(headBytes.byteLength + body.byteLength);
@@ -151,40 +167,63 @@ export class EnvelopePipeline {
     this.#queue.push(pending);
     if (this.#lingerMs === 0 || this.#queue.length >= this.#maxBatch) this.#pump();
     else {
-      this.#lingering ??= setTimeout(() => {
-        this.#lingering = undefined;
-        this.#pump();
-      }, this.#lingerMs);
+      this.#lingering ??= setTimeout(() => this.#pump(), this.#lingerMs);
     }
     return promise;
   }
 
-  /** Close the idle connection (a batch in flight finishes on its own). */
+  /** Send what lingers, and close the idle connections (batches in flight finish on their own). */
   close(): void {
     if (this.#lingering !== undefined) this.#pump();
-    else if (!this.#busy) this.#drop();
+    for (const lane of this.#lanes) if (!lane.busy) this.#drop(lane);
   }
 
-  async #pump(): Promise<void> {
-    if (this.#busy) return;
+  // Hand the queue to idle connections; a new one opens only when a batch's worth is waiting
+  // behind busy ones.
+  #pump(): void {
     clearTimeout(this.#lingering);
     this.#lingering = undefined;
-    this.#busy = true;
+    while (this.#queue.length > 0) {
+      const lane = this.#lanes.find((l) => !l.busy) ?? this.#newLane();
+      if (lane === undefined) return;
+      this.#run(lane);
+    }
+  }
+
+  #newLane(): Lane | undefined {
+    const waiting = this.#lanes.length === 0 || this.#queue.length >= this.#maxBatch;
+    if (!waiting || this.#lanes.length >= this.#maxConnections) return undefined;
+    const lane: Lane = {
+      conn: undefined,
+      busy: false,
+      lastUsed: 0,
+      idleRead: undefined,
+      buffer: new Uint8Array(READ_BYTES),
+      single: false,
+    };
+    this.#lanes.push(lane);
+    return lane;
+  }
+
+  async #run(lane: Lane): Promise<void> {
+    lane.busy = true;
     try {
       while (this.#queue.length > 0) {
-        await this.#sendBatch(this.#queue.splice(0, this.#maxBatch));
+        await this.#sendBatch(lane, this.#queue.splice(0, lane.single ? 1 : this.#maxBatch));
       }
     } finally {
-      this.#busy = false;
+      lane.busy = false;
     }
   }
 
   // Settles or requeues every envelope of the batch; never throws.
-  async #sendBatch(batch: Pending[]): Promise<void> {
-    if (this.#conn !== undefined && performance.now() - this.#lastUsed > MAX_IDLE_MS) this.#drop();
-    if (this.#conn === undefined) {
+  async #sendBatch(lane: Lane, batch: Pending[]): Promise<void> {
+    if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
+      this.#drop(lane);
+    }
+    if (lane.conn === undefined) {
       try {
-        this.#conn = await connect(this.#target, null, this.#caCerts);
+        lane.conn = await connect(this.#target, null, this.#caCerts);
         this.stats.opened++;
       } catch (error) {
         const failure = new TypeError(`could not connect to ${this.#target.origin}`, {
@@ -194,70 +233,83 @@ export class EnvelopePipeline {
         return;
       }
     }
-    const conn = this.#conn;
+    const conn = lane.conn;
     conn.ref();
+    // Taken over from the idle watch, which must not close the connection under this batch.
+    let read = lane.idleRead;
+    lane.idleRead = undefined;
     this.stats.batches++;
-    const timer = setTimeout(() => this.#drop(), this.#timeoutMs);
+    const timer = setTimeout(() => this.#drop(lane), this.#timeoutMs);
     let answered = 0;
-    // The ingest said `Connection: close`: it reads nothing more from this connection.
+    // The ingest said `Connection: close` (or ended a body by closing): it reads nothing more.
     let closing = false;
-    // An answer over the size cap: the connection cannot be read any further.
-    let cut = false;
+    // The connection cannot carry another batch: an answer cut at the cap, bytes after the last
+    // answer, a clean close partway, an error.
+    let spent = false;
+    // It closed cleanly partway through the batch without a word.
+    let quit = false;
     try {
       await writeAll(conn, batch.length === 1 ? batch[0].bytes : concat(batch));
       let parser = new ResponseParser(MAX_HEAD_BYTES, this.#maxResponseBytes);
       reading: while (answered < batch.length) {
-        const read = this.#idleRead ?? conn.read(this.#buffer);
-        this.#idleRead = undefined;
-        const n = await read;
-        let chunk = n === null ? null : this.#buffer.subarray(0, n);
+        const n = await (read ?? conn.read(lane.buffer));
+        read = undefined;
+        let chunk = n === null ? null : lane.buffer.subarray(0, n);
         let step = chunk === null ? parser.end() : parser.push(chunk);
         // One read can end one answer and carry the next ones.
         for (;;) {
           if (step.kind === "more") break;
-          if (step.kind === "error") break reading;
+          if (step.kind === "error") {
+            spent = true;
+            quit = chunk === null && answered > 0;
+            break reading;
+          }
           batch[answered++].resolve(step.response);
           if (step.kind === "too-large") {
-            cut = true;
+            spent = true;
             break reading;
           }
           closing = !step.response.keepAlive;
           if (closing || chunk === null) break reading;
-          if (answered === batch.length) break;
           chunk = chunk.subarray(step.used);
+          if (answered === batch.length) {
+            spent = chunk.byteLength > 0;
+            break reading;
+          }
           parser = new ResponseParser(MAX_HEAD_BYTES, this.#maxResponseBytes);
           if (chunk.byteLength === 0) break;
           step = parser.push(chunk);
         }
-        if (chunk === null) break;
       }
     } catch {
       // The connection broke, or the timer dropped it: what is unanswered is settled below.
+      spent = true;
     } finally {
       clearTimeout(timer);
     }
-    if (answered === batch.length && !closing && this.#conn === conn) {
-      this.#lastUsed = performance.now();
-      this.#watchIdle(conn);
+    lane.single = closing && answered < batch.length;
+    if (answered === batch.length && !closing && !spent && lane.conn === conn) {
+      lane.lastUsed = performance.now();
+      this.#watchIdle(lane, conn);
       return;
     }
-    if (this.#conn === conn) this.#drop();
-    this.#settleUnanswered(batch.slice(answered), answered > 0, closing && !cut);
+    if (lane.conn === conn) this.#drop(lane);
+    this.#settleUnanswered(batch.slice(answered), { closing: closing && !spent, quit });
   }
 
-  #settleUnanswered(unanswered: Pending[], someAnswered: boolean, closing: boolean): void {
+  #settleUnanswered(unanswered: Pending[], how: { closing: boolean; quit: boolean }): void {
     const waiting = unanswered.filter((pending) => !pending.gone);
-    if (closing) {
+    if (how.closing) {
       // Provably never read (RFC 9112, 9.6): sent again as if for the first time.
       this.#queue.unshift(...waiting);
       this.stats.retried += waiting.length;
-    } else if (someAnswered) {
-      // Answers stopped partway without a word: an ingest (or a proxy before it) that does not
-      // take pipelined requests. The rest, and everything queued, are handed back.
+    } else if (how.quit) {
+      // Answers stopped partway, the connection closed cleanly, without a word: an ingest (or
+      // a proxy before it) that does not take pipelined requests. The rest, and everything
+      // queued, are handed back.
       this.pipelining = false;
-      for (const pending of [...waiting, ...this.#queue.splice(0)]) {
-        pending.reject(new NotPipelined());
-      }
+      for (const pending of waiting) pending.reject(new NotPipelined(true));
+      for (const pending of this.#queue.splice(0)) pending.reject(new NotPipelined(false));
     } else {
       const again: Pending[] = [];
       for (const pending of waiting) {
@@ -267,23 +319,24 @@ export class EnvelopePipeline {
       this.#queue.unshift(...again);
       this.stats.retried += again.length;
     }
+    if (this.#queue.length > 0) this.#pump();
   }
 
   // Keep a read pending while idle: any byte or EOF means the connection can carry nothing
   // more, and it must not hold the process open.
-  #watchIdle(conn: Deno.Conn): void {
+  #watchIdle(lane: Lane, conn: Deno.Conn): void {
     conn.unref();
-    const read = this.#idleRead = conn.read(this.#buffer);
+    const read = lane.idleRead = conn.read(lane.buffer);
     read.then(
-      () => this.#idleRead === read && this.#conn === conn && this.#drop(),
-      () => this.#conn === conn && this.#drop(),
+      () => lane.idleRead === read && lane.conn === conn && this.#drop(lane),
+      () => lane.idleRead === read && lane.conn === conn && this.#drop(lane),
     );
   }
 
-  #drop(): void {
-    const conn = this.#conn;
-    this.#conn = undefined;
-    this.#idleRead = undefined;
+  #drop(lane: Lane): void {
+    const conn = lane.conn;
+    lane.conn = undefined;
+    lane.idleRead = undefined;
     try {
       conn?.close();
     } catch {
@@ -293,11 +346,11 @@ export class EnvelopePipeline {
 }
 
 /**
- * The envelope was not answered because the ingest does not take pipelined requests; it may
- * or may not have been read. The caller sends it again on its own.
+ * The envelope was not answered because the ingest does not take pipelined requests. `written`:
+ * it went out, and may or may not have been read; otherwise it never left.
  */
 export class NotPipelined extends TypeError {
-  constructor() {
+  constructor(readonly written: boolean) {
     super("the ingest does not answer pipelined requests");
   }
 }

@@ -14,6 +14,7 @@ import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope
 import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
 import { createIngestClient, ingestClientOf } from "./ingest_client.ts";
+import { NotPipelined } from "./envelope_pipeline.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
 import {
   collectSmallBody,
@@ -64,7 +65,7 @@ export interface TunnelOptions {
   /** Large bodies (over 64 KiB, or chunked) read and forwarded at once; the rest wait. */
   readonly maxLargeBodies?: number;
   /** Receives one record per refused or failed envelope (the app's batched request log). */
-  readonly log: (record: TunnelRecord, req: Request) => void;
+  readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
 
 /**
@@ -74,7 +75,7 @@ export interface TunnelOptions {
 export type TunnelHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo,
-  ctx?: Pick<RequestContext, "send">,
+  ctx?: Pick<RequestContext, "send" | "requestId">,
 ) => Promise<Response>;
 
 /** Builds an answer: the request context's `send`, or a plain Response outside the app. */
@@ -137,8 +138,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     timeoutMs: options.timeoutMs,
   };
 
-  function reject(req: Request, rejection: Rejection, bytes: number, send: Send): Response {
-    log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes }, req);
+  function reject(id: string | undefined, rejection: Rejection, bytes: number, send: Send) {
+    log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes }, id);
     return textResponse(rejection, send);
   }
 
@@ -165,18 +166,24 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const pipeline = body instanceof Uint8Array
       ? client?.pipeline(url, { resend: false, timeoutMs: options.timeoutMs })
       : undefined;
+    const oneRequest = () =>
+      upstreamFetch(url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: t.upstream.signal,
+        duplex: "half",
+      } as RequestInit);
     let upstream: Response | ParsedResponse;
     try {
       upstream = pipeline?.pipelining
-        ? await pipeline.send(body as Bytes, headers, t.upstream.signal)
-        : await upstreamFetch(url, {
-          method: "POST",
-          headers,
-          body,
-          redirect: "manual",
-          signal: t.upstream.signal,
-          duplex: "half",
-        } as RequestInit);
+        ? await pipeline.send(body as Bytes, headers, t.upstream.signal).catch((error) => {
+          // Never written: it goes on its own. Written and unanswered: 502, as for any break.
+          if (error instanceof NotPipelined && !error.written) return oneRequest();
+          throw error;
+        })
+        : await oneRequest();
     } catch (error) {
       return upstreamFailure(t, error);
     }
@@ -197,7 +204,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
       // Not reading the body at all is the point (an oversized upload is refused unread).
       req.body?.cancel().catch(ignore);
-      return reject(req, early ?? HEADER_MISSING, declaredBytes ?? 0, send);
+      return reject(ctx?.requestId, early ?? HEADER_MISSING, declaredBytes ?? 0, send);
     }
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
     deadlines.add(t);
@@ -210,18 +217,18 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       }
       const outcome = await forward(req, clientIp, t, format, send);
       const bytes = t.declaredBytes ?? t.received;
-      if (!(outcome instanceof Response)) return reject(req, outcome, bytes, send);
+      if (!(outcome instanceof Response)) return reject(ctx?.requestId, outcome, bytes, send);
       if (!outcome.ok) {
         log(
           { msg: "tunnel", reason: "ingest refused the envelope", status: outcome.status, bytes },
-          req,
+          ctx?.requestId,
         );
       }
       return outcome;
     } catch (error) {
       if (!(error instanceof TransferStopped)) throw error;
       const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
-      return reject(req, rejection, t.declaredBytes ?? t.received, send);
+      return reject(ctx?.requestId, rejection, t.declaredBytes ?? t.received, send);
     } finally {
       deadlines.delete(t);
       if (slot) slots.release();
@@ -323,9 +330,10 @@ async function relayResponse(upstream: Response, send: Send): Promise<Response |
 /** The same for an answer read off a pipelined connection: no Response in between. */
 function relayParsed(upstream: ParsedResponse, send: Send): Response | Rejection {
   if (isRedirect(upstream.status)) return REDIRECTED;
+  // As `Headers.get`: repeated fields joined with ", ".
   const get = (name: string) => {
-    for (const [n, value] of upstream.headers) if (n === name) return value;
-    return null;
+    const values = upstream.headers.filter(([n]) => n === name).map(([, value]) => value);
+    return values.length === 0 ? null : values.join(", ");
   };
   const encoding = get("content-encoding");
   // We asked for no coding and decode none: a coded body cannot be relayed.

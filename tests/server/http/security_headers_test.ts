@@ -1,9 +1,14 @@
 import assert from "node:assert/strict";
 import {
-  applySecurityHeaders,
+  addSecurityHeaders,
+  hstsDue,
+  type HstsMode,
   isHttps,
   onDenoDeploy,
 } from "../../../server/http/security_headers.ts";
+
+const applySecurityHeaders = (res: Response, options: { https: boolean; hsts: HstsMode }) =>
+  addSecurityHeaders(res, hstsDue(options));
 
 Deno.test("applySecurityHeaders: the fixed headers on any response", () => {
   const res = applySecurityHeaders(new Response("x"), { https: false, hsts: "auto" });

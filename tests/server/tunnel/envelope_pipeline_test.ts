@@ -138,7 +138,8 @@ Deno.test("Connection: close partway: the unanswered go again on a new connectio
     const bodies = ingest.received.map((r) => r.body);
     assert.deepEqual(bodies, ["first", ...batch]);
     assert.deepEqual(ingest.received.map((r) => r.connection), [0, 0, 0, 1, 1, 1]);
-    assert.deepEqual(pipeline.stats, { opened: 2, batches: 3, retried: 3 });
+    // After a close the next batch carries one envelope; the rest follow together.
+    assert.deepEqual(pipeline.stats, { opened: 2, batches: 4, retried: 3 });
     assert.equal(pipeline.pipelining, true);
   } finally {
     pipeline.close();
@@ -288,6 +289,65 @@ Deno.test("linger: envelopes sent together share one write; a full batch does no
   } finally {
     lingering.close();
     full.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an ingest that closes after every answer: each envelope once, one write each, not a resend of the rest each time", async () => {
+  const ingest = rawIngest((body) => OK(body, "connection: close\r\n"));
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    await send(pipeline, "first");
+    const batch = ids(10);
+    const answers = await Promise.all(batch.map((id) => send(pipeline, id)));
+    assert.deepEqual(answers.map(text), batch);
+    assert.deepEqual(ingest.received.map((r) => r.body), ["first", ...batch]);
+    // One batch of ten (one answered), then one envelope per connection: linear, not 55 writes.
+    assert.equal(pipeline.stats.opened, 11);
+    assert.equal(pipeline.stats.batches, 11);
+    assert.equal(pipeline.pipelining, true);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("a clean close partway without a word: the written are told so, and later envelopes are not written", async () => {
+  let resets = 0;
+  const ingest = rawIngest((body, index, connection) => {
+    if (connection === 0 && index === 2 && resets++ === 0) return "close";
+    return OK(body);
+  });
+  const pipeline = new EnvelopePipeline(ingest.url, { resend: true });
+  try {
+    await send(pipeline, "first");
+    const settled = await Promise.allSettled(ids(4).map((id) => send(pipeline, id)));
+    // e0 answered; the ingest then closed without a word: not pipelined to again.
+    assert.equal(settled[0].status, "fulfilled");
+    assert.ok(settled.slice(1).every((r) => r.status === "rejected"));
+    const written = settled.slice(1).map((r) =>
+      ((r as PromiseRejectedResult).reason as NotPipelined).written
+    );
+    assert.deepEqual(written, [true, true, true]);
+    assert.equal(pipeline.pipelining, false);
+    // From then on it says so at once, without writing.
+    const later = await send(pipeline, "later").catch((error) => error);
+    assert.ok(later instanceof NotPipelined && !later.written);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("an answer cut at the size cap: the connection is not used again", async () => {
+  const ingest = rawIngest((body) => OK(body === "big" ? "x".repeat(100) : body));
+  const pipeline = new EnvelopePipeline(ingest.url, { maxResponseBytes: 10 });
+  try {
+    assert.equal((await send(pipeline, "big")).body.byteLength, 11);
+    assert.equal(text(await send(pipeline, "small")), "small");
+    assert.equal(pipeline.stats.opened, 2);
+  } finally {
+    pipeline.close();
     await ingest.close();
   }
 });
