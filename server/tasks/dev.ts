@@ -185,7 +185,7 @@ async function runDev(): Promise<void> {
   });
   console.log(
     "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +
-      "(main.ts, server/, client/App.tsx and its imports: restart)",
+      "(main.ts, server/, client/routes.tsx, client/App.tsx and their imports: restart)",
   );
   try {
     await builder.build();
