@@ -140,3 +140,31 @@ Deno.test("over TLS: a certificate the client does not trust fails like fetch, a
     await server.shutdown();
   }
 });
+
+Deno.test("over TLS: pipelined envelopes each get their own answer, on one connection", async () => {
+  const { ca, cert, key } = await makeCertificates();
+  const received: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },
+    async (req) => {
+      const body = await req.text();
+      received.push(body);
+      return Response.json({ id: body });
+    },
+  );
+  const client = createIngestClient({ caCerts: [ca] });
+  try {
+    const pipeline = client.pipeline(`https://127.0.0.1:${server.addr.port}/api/1/envelope/`);
+    const ids = Array.from({ length: 20 }, (_, i) => `envelope-${i}`);
+    const answers = await Promise.all(
+      ids.map((id) => pipeline.send(new TextEncoder().encode(id), headers)),
+    );
+    assert.deepEqual(answers.map((a) => JSON.parse(new TextDecoder().decode(a.body)).id), ids);
+    assert.deepEqual(received, ids);
+    assert.equal(pipeline.stats.opened, 1);
+    assert.ok(pipeline.stats.batches < ids.length, `${pipeline.stats.batches} writes`);
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
