@@ -103,6 +103,8 @@ export class EnvelopePipeline {
   readonly #maxConnections: number;
   readonly #lingerMs: number;
   #lingering: ReturnType<typeof setTimeout> | undefined;
+  /** After close(): a connection is closed when its batch ends, never kept idle. */
+  #closed = false;
   readonly #timeoutMs: number;
   readonly #resend: boolean;
   readonly #maxResponseBytes: number;
@@ -172,8 +174,12 @@ export class EnvelopePipeline {
     return promise;
   }
 
-  /** Send what lingers, and close the idle connections (batches in flight finish on their own). */
+  /**
+   * Send what lingers and close the idle connections; a batch in flight finishes, then closes
+   * its connection. Sending later still works, on connections closed after each batch.
+   */
   close(): void {
+    this.#closed = true;
     if (this.#lingering !== undefined) this.#pump();
     for (const lane of this.#lanes) if (!lane.busy) this.#drop(lane);
   }
@@ -217,22 +223,31 @@ export class EnvelopePipeline {
   }
 
   // Settles or requeues every envelope of the batch; never throws.
-  async #sendBatch(lane: Lane, batch: Pending[]): Promise<void> {
+  async #sendBatch(lane: Lane, all: Pending[]): Promise<void> {
     if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
       this.#drop(lane);
     }
     if (lane.conn === undefined) {
+      // Bounded like the exchange: a connect whose SYN is dropped would otherwise wait for the
+      // kernel's own timeout (about 2 minutes), holding the lane and the queue behind it.
+      const connecting = new AbortController();
+      const giveUp = setTimeout(() => connecting.abort(), this.#timeoutMs);
       try {
-        lane.conn = await connect(this.#target, null, this.#caCerts);
+        lane.conn = await connect(this.#target, connecting.signal, this.#caCerts);
         this.stats.opened++;
       } catch (error) {
         const failure = new TypeError(`could not connect to ${this.#target.origin}`, {
           cause: error,
         });
-        for (const pending of batch) pending.reject(failure);
+        for (const pending of all) pending.reject(failure);
         return;
+      } finally {
+        clearTimeout(giveUp);
       }
     }
+    // Envelopes whose callers gave up before they were written are not written at all.
+    const batch = all.filter((pending) => !pending.gone);
+    if (batch.length === 0) return;
     const conn = lane.conn;
     conn.ref();
     // Taken over from the idle watch, which must not close the connection under this batch.
@@ -287,8 +302,11 @@ export class EnvelopePipeline {
     } finally {
       clearTimeout(timer);
     }
-    lane.single = closing && answered < batch.length;
-    if (answered === batch.length && !closing && !spent && lane.conn === conn) {
+    // After a close with envelopes unanswered, one envelope per connection until a connection
+    // carries a batch to the end: an ingest that closes after every answer then costs one write
+    // per envelope, never the whole rest again.
+    lane.single = closing && (answered < batch.length || lane.single);
+    if (answered === batch.length && !closing && !spent && !this.#closed && lane.conn === conn) {
       lane.lastUsed = performance.now();
       this.#watchIdle(lane, conn);
       return;

@@ -48,7 +48,8 @@ interface Head {
 }
 
 /**
- * Parse one response. Feed it every byte read, then `end()` at EOF.
+ * Parse one response. Feed it every byte read, then `end()` at EOF. What it keeps it copies, so
+ * the caller may read the next bytes into the same buffer.
  *
  * @example
  * const parser = new ResponseParser(16384, 65536);
@@ -93,7 +94,8 @@ export class ResponseParser {
   // Returns the offset after the bytes used, or a final step.
   #pushHead(bytes: Uint8Array, at: number): number | ParseStep {
     const before = this.#headBytes.length;
-    this.#headBytes.append(bytes.subarray(at));
+    // Every append copies: callers read into one buffer they reuse for the next read.
+    this.#headBytes.append(bytes.subarray(at), true);
     const all = this.#headBytes.bytes();
     const end = findHeadEnd(all, Math.max(0, before - 3));
     if (hasBareLf(all.subarray(0, end < 0 ? all.byteLength : end + 4), before)) {
@@ -129,12 +131,15 @@ export class ResponseParser {
   #pushBody(bytes: Uint8Array, at: number): number | ParseStep {
     switch (this.#phase) {
       case "close": {
-        this.#body.append(bytes.subarray(at, at + this.maxBodyBytes + 1 - this.#body.length));
+        this.#body.append(
+          bytes.subarray(at, at + this.maxBodyBytes + 1 - this.#body.length),
+          true,
+        );
         return this.#body.length > this.maxBodyBytes ? this.#tooLarge() : bytes.byteLength;
       }
       case "length": {
         const take = Math.min(this.#left, bytes.byteLength - at);
-        this.#body.append(bytes.subarray(at, at + take));
+        this.#body.append(bytes.subarray(at, at + take), true);
         this.#left -= take;
         if (this.#body.length > this.maxBodyBytes) return this.#tooLarge();
         if (this.#left > 0) return at + take;
@@ -142,7 +147,7 @@ export class ResponseParser {
       }
       case "chunk-data": {
         const take = Math.min(this.#left, bytes.byteLength - at);
-        this.#body.append(bytes.subarray(at, at + take));
+        this.#body.append(bytes.subarray(at, at + take), true);
         this.#left -= take;
         if (this.#body.length > this.maxBodyBytes) return this.#tooLarge();
         if (this.#left === 0) this.#phase = "chunk-end";

@@ -305,6 +305,7 @@ Deno.test("an ingest that closes after every answer: each envelope once, one wri
     // One batch of ten (one answered), then one envelope per connection: linear, not 55 writes.
     assert.equal(pipeline.stats.opened, 11);
     assert.equal(pipeline.stats.batches, 11);
+    assert.equal(pipeline.stats.retried, 9);
     assert.equal(pipeline.pipelining, true);
   } finally {
     pipeline.close();
