@@ -1,8 +1,9 @@
 /**
  * The application's request handler: the request target checked, then a table of routes (the
  * server's own, the API's and the pages'), then static files, then 404.
- * Every route is a plain `(req, info) => Response` function built from its dependencies,
- * so tests can call the whole app without a network.
+ * Every route is a plain `(req, info, ctx) => Response` function built from its dependencies
+ * (`ctx`: the request's context, server/http/request_context.ts), so tests can call the whole
+ * app without a network.
  */
 import {
   apiInternalError,
