@@ -9,6 +9,7 @@
 import type { BaseTransportOptions } from "@sentry/core";
 import { createTransport } from "@sentry/core";
 import { NotPipelined } from "../tunnel/envelope_pipeline.ts";
+import { headerValue } from "../tunnel/http1_response.ts";
 import type { IngestClient } from "../tunnel/ingest_client.ts";
 
 type TransportOptions = BaseTransportOptions & { headers?: Record<string, string> };
@@ -64,8 +65,8 @@ export function envelopeTransport(client: IngestClient) {
         return {
           statusCode: answer.status,
           headers: {
-            "x-sentry-rate-limits": headerOf(answer.headers, "x-sentry-rate-limits"),
-            "retry-after": headerOf(answer.headers, "retry-after"),
+            "x-sentry-rate-limits": headerValue(answer.headers, "x-sentry-rate-limits"),
+            "retry-after": headerValue(answer.headers, "retry-after"),
           },
         };
       } catch (error) {
@@ -74,9 +75,4 @@ export function envelopeTransport(client: IngestClient) {
       }
     });
   };
-}
-
-function headerOf(headers: readonly [string, string][], name: string): string | null {
-  for (const [n, value] of headers) if (n === name) return value;
-  return null;
 }

@@ -45,7 +45,7 @@ import {
 } from "./policy.ts";
 import { contentLength } from "../http/content_length.ts";
 import type { RequestContext } from "../http/request_context.ts";
-import type { ParsedResponse } from "./http1_response.ts";
+import { headerValue, type ParsedResponse } from "./http1_response.ts";
 
 /** What the tunnel needs to know; the router builds it from the app's `Config`. */
 export interface TunnelOptions {
@@ -330,11 +330,7 @@ async function relayResponse(upstream: Response, send: Send): Promise<Response |
 /** The same for an answer read off a pipelined connection: no Response in between. */
 function relayParsed(upstream: ParsedResponse, send: Send): Response | Rejection {
   if (isRedirect(upstream.status)) return REDIRECTED;
-  // As `Headers.get`: repeated fields joined with ", ".
-  const get = (name: string) => {
-    const values = upstream.headers.filter(([n]) => n === name).map(([, value]) => value);
-    return values.length === 0 ? null : values.join(", ");
-  };
+  const get = (name: string) => headerValue(upstream.headers, name);
   const encoding = get("content-encoding");
   // We asked for no coding and decode none: a coded body cannot be relayed.
   if (encoding !== null && encoding.toLowerCase() !== "identity") {

@@ -276,6 +276,22 @@ function bodyFraming(head: Head): Framing {
   return "close";
 }
 
+/**
+ * A header of a parsed answer as `Headers.get` reads it: null when absent, repeated fields
+ * joined with ", ". `name` is lower-case, as the parser stores names.
+ *
+ * @example
+ * headerValue([["retry-after", "5"]], "retry-after"); // "5"
+ */
+export function headerValue(
+  headers: readonly (readonly [string, string])[],
+  name: string,
+): string | null {
+  let value: string | null = null;
+  for (const [n, v] of headers) if (n === name) value = value === null ? v : `${value}, ${v}`;
+  return value;
+}
+
 /** The parsed answer as a `Response`, as `fetch` would give it. */
 export function toResponse(parsed: ParsedResponse): Response {
   const headers = new Headers();

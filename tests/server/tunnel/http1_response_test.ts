@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { type ParseStep, ResponseParser } from "../../../server/tunnel/http1_response.ts";
+import {
+  headerValue,
+  type ParseStep,
+  ResponseParser,
+} from "../../../server/tunnel/http1_response.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -155,4 +159,11 @@ Deno.test("what the parser keeps is its own: the caller may read the next bytes 
     if (step.kind === "more") step = parser.end();
     assert.equal(done(step).text, body, framing);
   }
+});
+
+Deno.test("headerValue: as Headers.get reads it, repeated fields joined", () => {
+  const headers: [string, string][] = [["retry-after", "5"], ["x-a", "1"], ["x-a", "2"]];
+  assert.equal(headerValue(headers, "retry-after"), "5");
+  assert.equal(headerValue(headers, "x-a"), "1, 2");
+  assert.equal(headerValue(headers, "x-b"), null);
 });
