@@ -1,6 +1,6 @@
 /**
- * Opening a connection to an ingest, plain or TLS, for the tunnel's client and the envelope
- * pipeline.
+ * Where an ingest URL points and opening a connection to it, plain or TLS, for the tunnel's
+ * client and the envelope pipeline.
  */
 
 /** Where an ingest listens. */
@@ -8,6 +8,34 @@ export interface Endpoint {
   readonly tls: boolean;
   readonly hostname: string;
   readonly port: number;
+}
+
+/** An ingest URL as the HTTP/1.1 clients use it. */
+export interface IngestTarget extends Endpoint {
+  readonly origin: string;
+  /** `POST <path> HTTP/1.1` and `host:`, the part of the request head that never changes. */
+  readonly headStart: string;
+}
+
+/**
+ * The target of an http(s) URL without credentials, else undefined.
+ *
+ * @example
+ * ingestTarget("https://o1.ingest.sentry.io/api/42/envelope/")?.port; // 443
+ */
+export function ingestTarget(url: string): IngestTarget | undefined {
+  const parsed = new URL(url);
+  const tls = parsed.protocol === "https:";
+  if ((!tls && parsed.protocol !== "http:") || parsed.username !== "" || parsed.password !== "") {
+    return undefined;
+  }
+  return {
+    origin: parsed.origin,
+    tls,
+    hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: Number(parsed.port || (tls ? 443 : 80)),
+    headStart: `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`,
+  };
 }
 
 /** Connect, giving up at once when `signal` aborts (a connection made later is closed). */

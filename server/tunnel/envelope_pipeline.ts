@@ -24,7 +24,7 @@
  */
 import { requestHead, writeAll } from "./http1_request.ts";
 import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
-import { connect } from "./connect.ts";
+import { connect, type IngestTarget, ingestTarget } from "./connect.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -95,8 +95,7 @@ export class EnvelopePipeline {
   readonly stats: PipelineStats = { opened: 0, batches: 0, retried: 0 };
   /** False once the ingest failed a pipelined batch partway: send one request at a time then. */
   pipelining = true;
-  readonly #target: { origin: string; tls: boolean; hostname: string; port: number };
-  readonly #headStart: string;
+  readonly #target: IngestTarget;
   readonly #queue: Pending[] = [];
   readonly #lanes: Lane[] = [];
   readonly #maxBatch: number;
@@ -111,17 +110,9 @@ export class EnvelopePipeline {
   readonly #caCerts: readonly string[] | undefined;
 
   constructor(url: string, options: EnvelopePipelineOptions = {}) {
-    const parsed = new URL(url);
-    const tls = parsed.protocol === "https:";
-    if (!tls && parsed.protocol !== "http:") throw new TypeError(`not an http(s) URL: ${url}`);
-    this.#target = {
-      origin: parsed.origin,
-      tls,
-      hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1"),
-      port: Number(parsed.port || (tls ? 443 : 80)),
-    };
-    this.#headStart =
-      `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`;
+    const target = ingestTarget(url);
+    if (target === undefined) throw new TypeError(`not an http(s) URL without credentials: ${url}`);
+    this.#target = target;
     this.#maxBatch = options.maxBatch ?? 64;
     this.#maxConnections = options.maxConnections ?? 8;
     this.#lingerMs = options.lingerMs ?? 0;
@@ -145,7 +136,11 @@ export class EnvelopePipeline {
     signal?: AbortSignal,
   ): Promise<ParsedResponse> {
     if (!this.pipelining) return Promise.reject(new NotPipelined(false));
-    const head = requestHead(this.#headStart, { method: "POST", redirect: "manual", headers })!;
+    const head = requestHead(this.#target.headStart, {
+      method: "POST",
+      redirect: "manual",
+      headers,
+    })!;
     const headBytes = encoder.encode(`${head}content-length: ${body.byteLength}\r\n\r\n`);
     const bytes = new Uint8Array(headBytes.byteLength + body.byteLength);
     bytes.set(headBytes);

@@ -16,7 +16,7 @@
  */
 import { requestHead, writeAll, writeChunked } from "./http1_request.ts";
 import { ResponseParser, toResponse } from "./http1_response.ts";
-import { connect } from "./connect.ts";
+import { connect, type IngestTarget, ingestTarget } from "./connect.ts";
 import { EnvelopePipeline, type EnvelopePipelineOptions } from "./envelope_pipeline.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -48,14 +48,7 @@ export interface IngestClientOptions {
   readonly caCerts?: readonly string[];
 }
 
-interface Target {
-  readonly origin: string;
-  readonly tls: boolean;
-  readonly hostname: string;
-  readonly port: number;
-  /** `POST <path> HTTP/1.1` and `host:`, the part of the head that never changes. */
-  readonly headStart: string;
-}
+type Target = IngestTarget;
 
 interface Connection {
   readonly conn: Deno.Conn;
@@ -104,19 +97,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   function targetFor(url: string): Target | undefined {
     let target = targets.get(url);
     if (target !== undefined) return target;
-    const parsed = new URL(url);
-    const tls = parsed.protocol === "https:";
-    if ((!tls && parsed.protocol !== "http:") || parsed.username !== "" || parsed.password !== "") {
-      return undefined;
-    }
-    const hostname = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
-    target = {
-      origin: parsed.origin,
-      tls,
-      hostname,
-      port: Number(parsed.port || (tls ? 443 : 80)),
-      headStart: `POST ${parsed.pathname}${parsed.search} HTTP/1.1\r\nhost: ${parsed.host}\r\n`,
-    };
+    target = ingestTarget(url);
+    if (target === undefined) return undefined;
     if (targets.size >= MAX_TARGETS) targets.clear();
     targets.set(url, target);
     return target;
