@@ -39,7 +39,7 @@ export function createApp(deps: AppDeps): Handler {
   // requests must never be traced or reported (they would feed themselves). Errors are caught
   // inside the span, so the event is linked to its trace.
   const traced = (handler: ContextHandler, onError = internalError) =>
-    monitoring.instrumentHandler(caught(handler, monitoring, onError), { shouldTrace: () => true });
+    monitoring.instrumentHandler(caught(handler, monitoring, onError));
   const health = traced(healthHandler(deps.release));
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
@@ -82,12 +82,8 @@ export function createApp(deps: AppDeps): Handler {
   // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
   // Synchronous like dispatch: serveStatic answers null at once for a path it does not have,
   // and an asset kept in memory needs no promise.
-  const fallback = (
-    req: Request,
-    info: Deno.ServeHandlerInfo,
-    ctx: RequestContext,
-    path: string,
-  ) => {
+  const fallback = (req: Request, info: Deno.ServeHandlerInfo, ctx: RequestContext) => {
+    const path = ctx.path;
     const api = isApiPath(path);
     if (req.method === "GET" || req.method === "HEAD") {
       return serveStatic(deps.staticIndex, req, path, ctx) ??
@@ -99,16 +95,9 @@ export function createApp(deps: AppDeps): Handler {
 
   // Synchronous when the route's handler is (the pages are): each promise on the way costs
   // about a microsecond, and Deno.serve takes a Response as it is.
-  const dispatch = (
-    req: Request,
-    info: Deno.ServeHandlerInfo,
-    ctx: RequestContext,
-    path: string,
-  ) => {
-    const route = routes.get(path);
-    if (route === undefined) {
-      return settle((req, info, ctx) => fallback(req, info, ctx, path), req, info, ctx, monitoring);
-    }
+  const dispatch = (req: Request, info: Deno.ServeHandlerInfo, ctx: RequestContext) => {
+    const route = routes.get(ctx.path);
+    if (route === undefined) return settle(fallback, req, info, ctx, monitoring);
     const handler = route.methods.get(req.method);
     return handler ? settle(handler, req, info, ctx, monitoring) : route.refuse(route.allow);
   };
@@ -119,19 +108,13 @@ export function createApp(deps: AppDeps): Handler {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,
   };
-  const answered = (
-    req: Request,
-    res: Response,
-    path: string,
-    ctx: RequestContext,
-    started: number,
-  ) => {
+  const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
     res = ctx.complete(res);
     logLine(formatRecord({
       time: logTime(),
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
-      path,
+      path: ctx.path,
       status: res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       bytes: ctx.bytes,
@@ -146,15 +129,13 @@ export function createApp(deps: AppDeps): Handler {
   return (req, info) => {
     const started = performance.now();
     const https = hsts !== "off" && isHttps(req, transport);
-    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }));
     const target = parseRequestTarget(req.url, req.headers.get("host"));
+    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path);
     const res = checkRequestLimits(req) ??
-      (isBadTarget(target)
-        ? plainError(400, target.reason)
-        : dispatch(req, info, ctx, target.path));
+      (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, ctx));
     return res instanceof Promise
-      ? res.then((res) => answered(req, res, target.path, ctx, started))
-      : answered(req, res, target.path, ctx, started);
+      ? res.then((res) => answered(req, res, ctx, started))
+      : answered(req, res, ctx, started);
   };
 }
 

@@ -20,17 +20,20 @@ import type { RequestTrace } from "../monitoring/request_recorder.ts";
 /** A body the app's own handlers answer with. */
 export type ReplyBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
 
-/** One request's id and trace; builds its answer and knows its size for the request log. */
+/** One request's id, path and trace; builds its answer and knows its size for the log. */
 export class RequestContext {
   readonly requestId: string;
+  /** The path the app routed on (request_target.ts), for tracing and the log. */
+  readonly path: string;
   /** The request's trace, set by monitoring when it is on. */
   trace: RequestTrace | undefined;
   readonly #hsts: boolean;
   #built: Response | undefined;
   #bytes: number | null = null;
 
-  constructor(requestId: string, hsts: boolean) {
+  constructor(requestId: string, hsts: boolean, path: string) {
     this.requestId = requestId;
+    this.path = path;
     this.#hsts = hsts;
   }
 

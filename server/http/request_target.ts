@@ -84,20 +84,6 @@ export function parseRequestTarget(url: string, host: string | null): RequestTar
   return { path: pathOf(url, end) };
 }
 
-/**
- * The path of an absolute URL as it was sent (no query, no fragment, nothing decoded or
- * normalized), for a request already routed on it: cheaper than `new URL(url).pathname`.
- *
- * @example
- * urlPath("http://a.example/x/y?z"); // "/x/y"
- */
-export function urlPath(url: string): string {
-  const scheme = url.indexOf("://");
-  let end = scheme === -1 ? 0 : scheme + 3;
-  while (end < url.length && !isDelimiter(url.charCodeAt(end))) end++;
-  return pathOf(url, end);
-}
-
 /** Whether a parse result is a refusal. */
 export function isBadTarget(target: RequestTarget | BadTarget): target is BadTarget {
   return "reason" in target;

@@ -9,11 +9,8 @@ import type { RequestContext } from "../http/request_context.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {
-  /** Wrap the app's handler: one span per request whose path `shouldTrace` accepts. */
-  instrumentHandler(
-    handler: ContextHandler,
-    options: { shouldTrace: (pathname: string) => boolean },
-  ): ContextHandler;
+  /** Wrap a handler of the app's: its requests are traced (named by the context's path). */
+  instrumentHandler(handler: ContextHandler): ContextHandler;
   /**
    * Report a fault in the server's own code that the app caught (it has already answered
    * with a 500), as unhandled; at most a few per minute for each distinct error. With the

@@ -36,7 +36,6 @@ import {
   transactionEvent,
 } from "./request_recorder.ts";
 import { parseSentryTrace } from "./sentry_trace.ts";
-import { urlPath } from "../http/request_target.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
@@ -68,7 +67,7 @@ export interface MonitoringOptions {
  *
  * @example
  * const monitoring = startMonitoring(config, release);
- * Deno.serve(monitoring.instrumentHandler(app, { shouldTrace: (path) => path === "/" }));
+ * const page = monitoring.instrumentHandler(pageHandler); // page(req, info, ctx)
  */
 export function startMonitoring(
   config: Config,
@@ -140,14 +139,7 @@ export function startMonitoring(
     }
   };
 
-  const instrumentHandler = (
-    handler: ContextHandler,
-    options: { shouldTrace: (pathname: string) => boolean },
-  ): ContextHandler =>
-  (req, info, ctx) => {
-    // Cut by hand: `new URL` costs about 0.5 µs, and the app has routed on this path already.
-    const pathname = urlPath(req.url);
-    if (!options.shouldTrace(pathname)) return handler(req, info, ctx);
+  const instrumentHandler = (handler: ContextHandler): ContextHandler => (req, info, ctx) => {
     const header = req.headers.get("sentry-trace");
     // Malformed headers count as absent: a client's typo never fails the request.
     const parent = header === null ? undefined : parseSentryTrace(header);
@@ -166,7 +158,7 @@ export function startMonitoring(
     ctx.trace = trace;
     // Unsampled requests (most) pay for nothing more: no promise, no timing, no envelope.
     return trace.sampled
-      ? record(trace, req, pathname, () => handler(req, info, ctx))
+      ? record(trace, req, ctx.path, () => handler(req, info, ctx))
       : handler(req, info, ctx);
   };
 

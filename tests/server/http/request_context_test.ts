@@ -5,7 +5,7 @@ import { SECURITY_HEADERS } from "../../../server/http/security_headers.ts";
 const body = new TextEncoder().encode("hello");
 
 Deno.test("RequestContext.send: the handler's headers, the security headers and the request id at once", async () => {
-  const ctx = new RequestContext("req-1", false);
+  const ctx = new RequestContext("req-1", false, "/");
   const res = ctx.send(body, 201, { "content-type": "text/plain" });
   assert.equal(res.status, 201);
   assert.equal(res.headers.get("content-type"), "text/plain");
@@ -19,21 +19,21 @@ Deno.test("RequestContext.send: the handler's headers, the security headers and 
 });
 
 Deno.test("RequestContext.send: HSTS when due, and the size given for a body without one", () => {
-  const ctx = new RequestContext("req-2", true);
+  const ctx = new RequestContext("req-2", true, "/");
   const res = ctx.send(null, 200, {}, 42);
   assert.equal(res.headers.get("strict-transport-security"), "max-age=31536000");
   assert.equal(ctx.bytes, 42);
 });
 
 Deno.test("RequestContext.complete: leaves an answer it built as it is", () => {
-  const ctx = new RequestContext("req-3", false);
+  const ctx = new RequestContext("req-3", false, "/");
   const res = ctx.send(body, 200, { "content-type": "text/plain" });
   assert.equal(ctx.complete(res), res);
   assert.equal(ctx.bytes, 5);
 });
 
 Deno.test("RequestContext.complete: adds the common headers to any other answer", async () => {
-  const ctx = new RequestContext("req-4", true);
+  const ctx = new RequestContext("req-4", true, "/");
   const res = ctx.complete(
     new Response("{}", { headers: { "content-type": "application/json", "content-length": "2" } }),
   );
@@ -42,7 +42,9 @@ Deno.test("RequestContext.complete: adds the common headers to any other answer"
   assert.equal(res.headers.get("strict-transport-security"), "max-age=31536000");
   assert.equal(ctx.bytes, 2);
   // Immutable headers (a redirect) are copied, not thrown on.
-  const redirect = new RequestContext("req-5", false).complete(Response.redirect("http://x/", 302));
+  const redirect = new RequestContext("req-5", false, "/").complete(
+    Response.redirect("http://x/", 302),
+  );
   assert.equal(redirect.headers.get("x-request-id"), "req-5");
   assert.equal(redirect.headers.get("location"), "http://x/");
   await res.body?.cancel();

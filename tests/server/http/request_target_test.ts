@@ -4,7 +4,6 @@ import {
   isBadTarget,
   isValidHost,
   parseRequestTarget,
-  urlPath,
 } from "../../../server/http/request_target.ts";
 
 // The inputs are req.url and the Host header exactly as Deno 2.9.6 builds them from a raw
@@ -110,15 +109,4 @@ Deno.test("parseRequestTarget: any valid Host gives the target's own path; anyth
       },
     ),
   );
-});
-
-Deno.test("urlPath: the path of an absolute URL as sent, without query or fragment", () => {
-  assert.equal(urlPath("http://a.example/x/y?q=1#f"), "/x/y");
-  assert.equal(urlPath("https://a.example:8443/"), "/");
-  assert.equal(urlPath("http://a.example"), "/");
-  assert.equal(urlPath("http://a.example?q"), "/");
-  assert.equal(urlPath("http://a.example/a/../b%2F"), "/a/../b%2F");
-  for (const path of ["/", "/healthz", "/x/y"]) {
-    assert.equal(urlPath(`http://127.0.0.1:8000${path}?z`), new URL(path, "http://h").pathname);
-  }
 });
