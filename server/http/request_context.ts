@@ -18,7 +18,7 @@ import { contentLength } from "./content_length.ts";
 import type { RequestTrace } from "../monitoring/request_recorder.ts";
 
 /** A body the app's own handlers answer with. */
-export type ReplyBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
+export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
 
 /** One request's id, path and trace; builds its answer and knows its size for the log. */
 export class RequestContext {
@@ -45,7 +45,7 @@ export class RequestContext {
    * ctx.send(page, 200, { "content-type": "text/html; charset=utf-8" });
    */
   send(
-    body: ReplyBody,
+    body: AnswerBody,
     status: number,
     headers: Readonly<Record<string, string>>,
     bytes: number | null = body instanceof Uint8Array ? body.length : null,

@@ -11,7 +11,7 @@
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
-import type { ReplyBody, RequestContext } from "./request_context.ts";
+import type { AnswerBody, RequestContext } from "./request_context.ts";
 import { listFiles } from "../walk_files.ts";
 import { BUILD_DIR, STATIC_DIR } from "../constants.ts";
 
@@ -142,7 +142,7 @@ export function serveStatic(
   };
   if (entry.encodings.length > 0) headers["vary"] = "Accept-Encoding";
   if (encoding) headers["content-encoding"] = encoding;
-  const send = (body: ReplyBody, status = 200, bytes: number | null = null) =>
+  const send = (body: AnswerBody, status = 200, bytes: number | null = null) =>
     ctx ? ctx.send(body, status, headers, bytes) : new Response(body, { status, headers });
 
   if (etagMatches(req.headers.get("if-none-match"), variant.etag)) return send(null, 304);
