@@ -3,6 +3,7 @@
  * HTTP defines for it, not a 500 and not a slow path through the app.
  */
 import { plainError } from "./error_pages.ts";
+import { requestHeaderBytes } from "./request_headers.ts";
 
 /** Longest request target accepted (browsers and CDNs use 8 KiB as well). */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -19,11 +20,7 @@ export function checkRequestLimits(req: Request): Response | null {
   if (req.url.length > MAX_URL_BYTES) {
     return plainError(414, `URL longer than ${MAX_URL_BYTES} bytes`);
   }
-  let size = 0;
-  // forEach, not for-of: Deno's Headers iterator builds an iterator and an entry per header,
-  // about 6 µs for five headers against 1.2 µs.
-  req.headers.forEach((value, name) => size += name.length + value.length + 4);
-  if (size > MAX_HEADER_BYTES) {
+  if (requestHeaderBytes(req) > MAX_HEADER_BYTES) {
     return plainError(431, `request headers larger than ${MAX_HEADER_BYTES} bytes`);
   }
   return null;

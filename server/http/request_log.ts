@@ -3,6 +3,7 @@
  * `LOG_FORMAT=text` (for people). Lines are batched and written asynchronously, so logging
  * costs a string format per request, not a blocking write.
  */
+import { requestHeader } from "./request_headers.ts";
 
 /** What is logged about a request. */
 export interface RequestRecord {
@@ -63,7 +64,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The request id to use: the incoming `X-Request-Id` if sane, else a new random one. */
 export function requestIdFor(req: Request): string {
-  const incoming = req.headers.get("x-request-id");
+  const incoming = requestHeader(req, "x-request-id");
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 

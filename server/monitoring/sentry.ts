@@ -15,6 +15,7 @@
 import { captureException, flush, withScope } from "@sentry/core";
 import type { ContextHandler } from "../http/handler.ts";
 import type { RequestContext } from "../http/request_context.ts";
+import { requestHeader } from "../http/request_headers.ts";
 import { appFramesIntegration } from "./app_frames.ts";
 import { envelopeTransport } from "./envelope_transport.ts";
 import { type SentryClientOptions, startSentryClient } from "./sentry_client.ts";
@@ -140,7 +141,7 @@ export function startMonitoring(
   };
 
   const instrumentHandler = (handler: ContextHandler): ContextHandler => (req, info, ctx) => {
-    const header = req.headers.get("sentry-trace");
+    const header = requestHeader(req, "sentry-trace");
     // Malformed headers count as absent: a client's typo never fails the request.
     const parent = header === null ? undefined : parseSentryTrace(header);
     const sampleRand = Math.random();

@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { requestHeader, requestHeaderBytes } from "../../../server/http/request_headers.ts";
+import { readManifest } from "../../../server/build/manifest.ts";
+import { fixtureApp } from "../../fixtures/app.ts";
+import { spyOnHeaders } from "../../support/header_spy.ts";
+
+// The names read; a request carries any of them but Host (a second Host is refused with 400).
+const NAMES = [
+  "host",
+  "x-request-id",
+  "accept-encoding",
+  "sentry-trace",
+  "x-a",
+  "x-forwarded-proto",
+];
+const FIELD_NAMES = [...NAMES.slice(1), "X-A", "X-Request-ID", "X-Forwarded-Proto"];
+
+// One served request: what requestHeader and requestHeaderBytes said, whether they touched
+// `req.headers`, and what `req.headers` itself says afterwards.
+interface Seen {
+  ours: (string | null)[];
+  bytes: number;
+  touched: boolean;
+  theirs: (string | null)[];
+}
+
+async function withServer(run: (port: number, seen: Seen[]) => Promise<void>): Promise<void> {
+  const seen: Seen[] = [];
+  const getHeaders = Object.getOwnPropertyDescriptor(Request.prototype, "headers")!.get!;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    let touched = false;
+    Object.defineProperty(req, "headers", {
+      get() {
+        touched = true;
+        return getHeaders.call(req);
+      },
+    });
+    const lower = NAMES.map((name) => name.toLowerCase());
+    const ours = lower.map((name) => requestHeader(req, name));
+    const bytes = requestHeaderBytes(req);
+    const wasTouched = touched;
+    seen.push({ ours, bytes, touched: wasTouched, theirs: lower.map((n) => req.headers.get(n)) });
+    return new Response("ok");
+  });
+  try {
+    await run(server.addr.port, seen);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+async function sendRaw(port: number, lines: [string, string][]): Promise<void> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const head = `GET / HTTP/1.1\r\n${lines.map(([n, v]) => `${n}: ${v}\r\n`).join("")}\r\n`;
+    await conn.write(new TextEncoder().encode(head));
+    const buf = new Uint8Array(4096);
+    while ((await conn.read(buf)) !== null) { /* read to the end */ }
+  } finally {
+    conn.close();
+  }
+}
+
+// Field values as a client may send them: visible ASCII and inner spaces, no outer whitespace
+// (the parser trims that, so the sizes would differ by design).
+const value = fc.string({ unit: fc.constantFrom(..."abcXYZ019 ,;=-_./:\"'"), maxLength: 40 })
+  .map((text) => text.trim() || "v");
+
+Deno.test("requestHeader: a served request's headers, read without touching req.headers", async () => {
+  await withServer(async (port, seen) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom(...FIELD_NAMES), value), { maxLength: 8 }),
+        async (fields) => {
+          const lines: [string, string][] = [
+            ["Host", "127.0.0.1"],
+            ...fields,
+            ["Connection", "close"],
+          ];
+          const before = seen.length;
+          await sendRaw(port, lines);
+          assert.equal(seen.length, before + 1, "the request was not served");
+          const last = seen.at(-1)!;
+          assert.equal(last.touched, false, "req.headers was read");
+          assert.deepEqual(last.ours, last.theirs);
+          const size = lines.reduce((sum, [n, v]) => sum + n.length + v.length + 4, 0);
+          assert.equal(last.bytes, size);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+Deno.test("requestHeader: a Request built in JavaScript is read through req.headers", () => {
+  const req = new Request("http://x/", {
+    headers: [["x-a", "1"], ["X-A", "2"], ["host", "x.example"]],
+  });
+  assert.equal(requestHeader(req, "x-a"), "1, 2");
+  assert.equal(requestHeader(req, "host"), "x.example");
+  assert.equal(requestHeader(req, "sentry-trace"), null);
+  // Combined as Headers combines them: "x-a: 1, 2" and "host: x.example".
+  assert.equal(requestHeaderBytes(req), "x-a".length + 4 + 4 + "host".length + 9 + 4);
+});
+
+Deno.test("the app answers pages, assets and refusals without touching req.headers", async () => {
+  const { app } = await fixtureApp();
+  const spy = spyOnHeaders(app);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, spy.handler);
+  const manifest = await readManifest();
+  try {
+    const base = `http://127.0.0.1:${server.addr.port}`;
+    const asked: [string, RequestInit, number][] = [
+      ["/", { headers: { "x-request-id": "spy-1" } }, 200],
+      [manifest.script, { headers: { "accept-encoding": "br, gzip" } }, 200],
+      [manifest.script, { headers: { "if-none-match": '"nothing"' } }, 200],
+      ["/healthz", {}, 200],
+      ["/no-such-page", {}, 404],
+      ["/", { method: "POST" }, 405],
+    ];
+    for (const [path, init, status] of asked) {
+      const res = await fetch(base + path, init);
+      await res.body?.cancel();
+      assert.equal(res.status, status, path);
+    }
+    assert.deepEqual(spy.touched, []);
+  } finally {
+    await server.shutdown();
+  }
+});
