@@ -4,6 +4,7 @@
  * from its start-up line.
  */
 import denoJson from "../../deno.json" with { type: "json" };
+import { isUpToDate } from "../../server/build/client_build.ts";
 
 /** A running server and what it printed. */
 export interface RunningServer {
@@ -31,11 +32,31 @@ export function startTaskEnv(): Record<string, string> {
   return Object.fromEntries(assignments.map((a) => a.split("=", 2) as [string, string]));
 }
 
+let buildChecked: Promise<void> | undefined;
+
+/**
+ * Throw unless static/build was built from the sources as they are now. The server runs what the
+ * build made (the pages, the monitoring bundle), so after an edit a test run without a build
+ * would test the old code. `deno task test` builds first; `deno test FILE` does not.
+ */
+export function assertBuildCurrent(): Promise<void> {
+  buildChecked ??= isUpToDate("production").then((current) => {
+    if (!current) {
+      throw new Error(
+        "static/build is older than the sources, so the server would run the old build: " +
+          "run `deno task build` first, or run the tests with `deno task test`",
+      );
+    }
+  });
+  return buildChecked;
+}
+
 /** Run `main.ts` and wait until it listens (or exits, which throws with its output). */
 export async function startServer(
   env: Record<string, string> = {},
   options: { args?: string[] } = {},
 ): Promise<RunningServer> {
+  await assertBuildCurrent();
   const child = new Deno.Command(Deno.execPath(), {
     args: options.args ?? startTaskArgs(),
     env: { ...baseEnv(), ...env },
