@@ -28,6 +28,7 @@ import {
   formatSuppressed,
 } from "./error_throttle.ts";
 import {
+  type FinishedRequest,
   newSpanId,
   newTraceId,
   type RequestTrace,
@@ -40,6 +41,10 @@ import { parseSentryTrace } from "./sentry_trace.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
+import { TransactionQueue } from "./transaction_queue.ts";
+
+// How long a finished traced request waits for others before the batch becomes transactions.
+const TRANSACTION_LINGER_MS = 5;
 
 export type { Monitoring };
 
@@ -111,6 +116,20 @@ export function startMonitoring(
     if (line) log(line);
   };
 
+  const finished = new TransactionQueue<{ trace: RequestTrace; request: FinishedRequest }>(
+    (items) => {
+      for (const { trace, request } of items) {
+        const event = transactionEvent(trace, request, defaults);
+        // Errors are the transport's to count and log (a dropped envelope, a full queue).
+        client?.sendEnvelope(
+          transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
+        );
+      }
+    },
+    // Within the transport's queue of 64, with room for what is still on the wire.
+    { lingerMs: TRANSACTION_LINGER_MS, maxBatch: 32 },
+  );
+
   // Synchronous when the handler is (the pages are): an awaited answer would put the response
   // on Deno.serve's promise path, which costs more than the transaction itself.
   const record = (
@@ -121,19 +140,17 @@ export function startMonitoring(
   ): ReturnType<ContextHandler> => {
     const startMs = performance.timeOrigin + performance.now();
     const finish = (status: number) => {
-      const finished = {
-        method: req.method,
-        url: req.url,
-        pathname,
-        status,
-        startMs,
-        endMs: performance.timeOrigin + performance.now(),
-      };
-      const event = transactionEvent(trace, finished, defaults);
-      // Errors are the transport's to count and log (a dropped envelope, a full queue).
-      client?.sendEnvelope(
-        transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
-      );
+      finished.push({
+        trace,
+        request: {
+          method: req.method,
+          url: req.url,
+          pathname,
+          status,
+          startMs,
+          endMs: performance.timeOrigin + performance.now(),
+        },
+      });
     };
     let res: ReturnType<ContextHandler>;
     try {
@@ -203,6 +220,7 @@ export function startMonitoring(
     captureError,
     traceMetaTags: (ctx) => ctx.trace === undefined ? "" : metaTags(ctx.trace),
     flush: (timeoutMs) => {
+      finished.drain();
       logSuppressed(true);
       return flush(timeoutMs);
     },
