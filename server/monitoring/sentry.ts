@@ -44,7 +44,7 @@ import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 import { TransactionQueue } from "./transaction_queue.ts";
 
 // How long a finished traced request waits for others before the batch becomes transactions.
-const TRANSACTION_LINGER_MS = 5;
+const TRANSACTION_LINGER_MS = 20;
 
 export type { Monitoring };
 
@@ -129,6 +129,9 @@ export function startMonitoring(
     // Within the transport's queue of 64, with room for what is still on the wire.
     { lingerMs: TRANSACTION_LINGER_MS, maxBatch: 32 },
   );
+  // Every flush of the client sends what is queued first: this module's flush, and the one the
+  // global handlers make before a fatal error ends the process.
+  client?.on("flush", () => finished.drain());
 
   // Synchronous when the handler is (the pages are): an awaited answer would put the response
   // on Deno.serve's promise path, which costs more than the transaction itself.
@@ -220,7 +223,6 @@ export function startMonitoring(
     captureError,
     traceMetaTags: (ctx) => ctx.trace === undefined ? "" : metaTags(ctx.trace),
     flush: (timeoutMs) => {
-      finished.drain();
       logSuppressed(true);
       return flush(timeoutMs);
     },

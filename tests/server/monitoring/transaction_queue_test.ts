@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { TransactionQueue } from "../../../server/monitoring/transaction_queue.ts";
+
+Deno.test("TransactionQueue: items wait for the linger, then go together in order", async () => {
+  const batches: number[][] = [];
+  const queue = new TransactionQueue<number>((items) => batches.push([...items]), {
+    lingerMs: 20,
+    maxBatch: 10,
+  });
+  queue.push(1);
+  queue.push(2);
+  queue.push(3);
+  assert.deepEqual(batches, [], "nothing is sent while the linger runs");
+  assert.equal(queue.size, 3);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.deepEqual(batches, [[1, 2, 3]]);
+  assert.equal(queue.size, 0);
+});
+
+Deno.test("TransactionQueue: a full batch goes at once, and drain sends the rest", () => {
+  const batches: number[][] = [];
+  const queue = new TransactionQueue<number>((items) => batches.push([...items]), {
+    lingerMs: 60_000,
+    maxBatch: 4,
+  });
+  for (let i = 0; i < 10; i++) queue.push(i);
+  assert.deepEqual(batches, [[0, 1, 2, 3], [4, 5, 6, 7]]);
+  queue.drain();
+  assert.deepEqual(batches, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]);
+  queue.drain();
+  assert.equal(batches.length, 3, "an empty drain sends nothing");
+});
