@@ -133,8 +133,8 @@ export function startMonitoring(
   // global handlers make before a fatal error ends the process.
   client?.on("flush", () => finished.drain());
 
-  // Synchronous when the handler is (the pages are): an awaited answer would put the response
-  // on Deno.serve's promise path, which costs more than the transaction itself.
+  // Synchronous when the handler is (the pages are): Deno.serve then sends the answer as it is,
+  // with no promise in between.
   const record = (
     trace: RequestTrace,
     req: Request,

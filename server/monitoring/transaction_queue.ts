@@ -3,9 +3,11 @@
  *
  * Building and sending one transaction runs a long stretch of code (the event, the SDK's envelope
  * serialization and transport, the pipeline). At the default sample rate a traced request comes
- * every ten or so, and that code ran cold each time: a CPU profile of the server under load put
- * it at about 130 µs per traced request, against 46 µs when every request was traced and it
- * stayed hot. Queued, the same work runs in a loop, a batch at a time.
+ * every ten or so, and that code ran cold each time: sampled CPU profiles of the server under load
+ * put it at about 130 µs per traced request, against 46 µs when every request was traced and it
+ * stayed hot. Queued, the same work runs in a loop, a batch at a time: `GET /` at the default
+ * rate went from 108 to 101 µs of CPU per request (interleaved runs, 12 rounds), and to about
+ * 3 µs less again with 20 ms instead of 5.
  */
 
 /** Options of a {@link TransactionQueue}. */
