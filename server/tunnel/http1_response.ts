@@ -223,10 +223,13 @@ function findHeadEnd(bytes: Uint8Array, from: number): number {
 }
 
 function parseHead(bytes: Uint8Array): Head | string {
-  // Latin-1: each byte one char, so a byte check is a char check.
+  // Latin-1: each byte one char, so a byte check is a char check. `apply` over the bytes, not a
+  // spread: spreading iterates the array (about 20 µs for a 450-byte head, 2 µs with apply), and
+  // TextDecoder("latin1") is windows-1252, which maps 0x80-0x9f to other characters. In slices,
+  // to stay well under the engine's limit on arguments.
   let text = "";
   for (let i = 0; i < bytes.byteLength; i += 4096) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 4096));
+    text += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096) as unknown as number[]);
   }
   const lines = text.split("\r\n");
   const statusLine = STATUS_LINE.exec(lines[0]);
