@@ -11,7 +11,13 @@
  * which answers `header(name)` (values joined as `Headers.get` joins them) and `headerList`
  * (every field line). This module asks that record directly. A request without one (built in
  * JavaScript, as tests do, or under a Deno that stores it elsewhere) is read through
- * `req.headers`: the same answers, only slower. Pass names in lower case.
+ * `req.headers`: the same answers, only slower. Pass names in lower case, and read while the
+ * request is open (before its answer is sent): the record refuses reads after that, as
+ * `req.headers` does unless it was read before.
+ *
+ * Security does not rest on the record agreeing with `Headers.get`: the Host read here is checked
+ * against `req.url`, which Deno builds from the same record (request_target.ts), and a Deno whose
+ * record differed would fail tests/server/http/request_headers_test.ts.
  */
 
 // What Deno's lazy Headers reads from (InnerRequest in ext/http/00_serve.ts).
@@ -48,8 +54,9 @@ export function requestHeader(req: Request, name: string): string | null {
 }
 
 /**
- * The size of the request's header section as received: each field line's name and value plus
- * four bytes for `: ` and CRLF.
+ * The size of the request's header section: each field line's name and value plus four bytes
+ * for `: ` and CRLF, so a name sent on many lines counts on each, as on the wire. A request read
+ * through `req.headers` (no record) is counted as Headers joins it, repeated names once.
  */
 export function requestHeaderBytes(req: Request): number {
   let size = 0;

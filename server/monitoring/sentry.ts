@@ -119,15 +119,22 @@ export function startMonitoring(
   const finished = new TransactionQueue<{ trace: RequestTrace; request: FinishedRequest }>(
     (items) => {
       for (const { trace, request } of items) {
-        const event = transactionEvent(trace, request, defaults);
-        // Errors are the transport's to count and log (a dropped envelope, a full queue).
-        client?.sendEnvelope(
-          transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
-        );
+        // One transaction that cannot be built is lost alone: this runs from a timer, where a
+        // throw would end the process as a fatal error.
+        try {
+          const event = transactionEvent(trace, request, defaults);
+          // Errors are the transport's to count and log (a dropped envelope, a full queue).
+          client?.sendEnvelope(
+            transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
+          );
+        } catch (error) {
+          console.error("monitoring: a transaction was dropped:", error);
+        }
       }
     },
-    // Within the transport's queue of 64, with room for what is still on the wire.
-    { lingerMs: TRANSACTION_LINGER_MS, maxBatch: 32 },
+    // The transport holds at most 64 envelopes until the ingest answers them, errors included:
+    // a batch takes at most a quarter of that.
+    { lingerMs: TRANSACTION_LINGER_MS, maxBatch: 16 },
   );
   // Every flush of the client sends what is queued first: this module's flush, and the one the
   // global handlers make before a fatal error ends the process.

@@ -43,8 +43,8 @@ export function assertBuildCurrent(): Promise<void> {
   buildChecked ??= isUpToDate("production").then((current) => {
     if (!current) {
       throw new Error(
-        "static/build is older than the sources, so the server would run the old build: " +
-          "run `deno task build` first, or run the tests with `deno task test`",
+        "static/build is missing or older than the sources, so the server would run an old " +
+          "build: run `deno task build` first, or run the tests with `deno task test`",
       );
     }
   });
@@ -106,6 +106,7 @@ export async function runServerToExit(
   env: Record<string, string>,
   args: string[] = startTaskArgs(),
 ): Promise<{ code: number; output: string }> {
+  await assertBuildCurrent();
   const result = await new Deno.Command(Deno.execPath(), {
     args,
     env: { ...baseEnv(), ...env },
