@@ -116,6 +116,8 @@ export function startMonitoring(
     if (line) log(line);
   };
 
+  // Transactions handed to the SDK and not answered yet: flush waits for them itself.
+  const sending = new Set<PromiseLike<unknown>>();
   const finished = new TransactionQueue<{ trace: RequestTrace; request: FinishedRequest }>(
     (items) => {
       for (const { trace, request } of items) {
@@ -124,9 +126,14 @@ export function startMonitoring(
         try {
           const event = transactionEvent(trace, request, defaults);
           // Errors are the transport's to count and log (a dropped envelope, a full queue).
-          client?.sendEnvelope(
+          const sent = client?.sendEnvelope(
             transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
           );
+          if (sent !== undefined) {
+            sending.add(sent);
+            const done = () => sending.delete(sent);
+            sent.then(done, done);
+          }
         } catch (error) {
           console.error("monitoring: a transaction was dropped:", error);
         }
@@ -229,9 +236,28 @@ export function startMonitoring(
     instrumentHandler,
     captureError,
     traceMetaTags: (ctx) => ctx.trace === undefined ? "" : metaTags(ctx.trace),
-    flush: (timeoutMs) => {
+    flush: async (timeoutMs) => {
       logSuppressed(true);
-      return flush(timeoutMs);
+      // Sent now rather than by the client's flush hook, and waited for here with a timer that
+      // is cleared: the SDK waits for envelopes in flight with one it leaves running (unref'd)
+      // for the whole timeout (@sentry/core's promise buffer).
+      const started = performance.now();
+      finished.drain();
+      const sent = await settledWithin([...sending], timeoutMs);
+      const left = Math.max(1, timeoutMs - (performance.now() - started));
+      return (await flush(left)) && sent;
     },
   };
+}
+
+// Whether every promise settled within `timeoutMs`.
+async function settledWithin(promises: PromiseLike<unknown>[], timeoutMs: number) {
+  if (promises.length === 0) return true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), timeoutMs));
+  try {
+    return await Promise.race([Promise.allSettled(promises).then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

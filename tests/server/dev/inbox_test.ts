@@ -190,10 +190,17 @@ Deno.test("dev mode without SENTRY_DSN: browser and server reports land in the i
     assert.equal(foreign.status, 403);
     await foreign.body?.cancel();
 
-    const page = await fetch(url("/_dev/inbox"));
-    assert.equal(page.status, 200);
-    assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
-    const inbox = await page.text();
+    // Traced requests become transactions in batches, a few milliseconds later
+    // (server/monitoring/transaction_queue.ts): wait for the page load's.
+    let inbox = "";
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+      const page = await fetch(url("/_dev/inbox"));
+      assert.equal(page.status, 200);
+      assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+      inbox = await page.text();
+      if (inbox.includes("transaction from server")) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     assert.match(inbox, /error from browser · trace abcdefabcdefabcdefabcdefabcdefab/);
     assert.match(inbox, /TypeError: thrown in the browser &#60;b&#62;/);
     assert.match(inbox, /at inner \(http:\/\/x\/build\/main\.js:30:7\)/);
