@@ -21,7 +21,13 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import { formatRecord, LineWriter, logTime, requestIdFor } from "./request_log.ts";
+import {
+  formatRecord,
+  LineWriter,
+  logTime,
+  requestIdFor,
+  type RequestRecord,
+} from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";
@@ -104,6 +110,10 @@ export function createApp(deps: AppDeps): Handler {
   };
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
+  // Formatted with the batch it is written in (request_log.ts), unless a test takes the lines.
+  const logRecord = deps.logLine
+    ? (record: RequestRecord) => deps.logLine!(formatRecord(record, logFormat))
+    : (record: RequestRecord) => stdout.write(() => formatRecord(record, logFormat));
   const { hsts, logFormat } = deps.config;
   const transport = {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
@@ -111,7 +121,7 @@ export function createApp(deps: AppDeps): Handler {
   };
   const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
     res = ctx.complete(res);
-    logLine(formatRecord({
+    logRecord({
       time: logTime(),
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
@@ -120,7 +130,7 @@ export function createApp(deps: AppDeps): Handler {
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       bytes: ctx.bytes,
       requestId: ctx.requestId,
-    }, logFormat));
+    });
     return res;
   };
 

@@ -68,9 +68,14 @@ export function requestIdFor(req: Request): string {
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 
-/** Collects lines and writes them in batches to a sink (stdout by default). */
+/**
+ * Collects lines and writes them in batches to a sink (stdout by default). A line may be given
+ * as a function that formats it: it is then formatted with its batch, in one loop. The request
+ * log's lines are given so: formatted between requests, each cost the server about 7 µs more
+ * (interleaved runs of `GET /`, 12 rounds), as that code ran cold every time.
+ */
 export class LineWriter {
-  #lines: string[] = [];
+  #lines: (string | (() => string))[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
   readonly #sink: (bytes: Uint8Array) => Promise<unknown>;
@@ -84,8 +89,8 @@ export class LineWriter {
     this.#delayMs = delayMs;
   }
 
-  /** Queue a line; it is written within the delay, or at once when many are waiting. */
-  write(line: string): void {
+  /** Queue a line (or its formatter); it is written within the delay, or sooner when many wait. */
+  write(line: string | (() => string)): void {
     this.#lines.push(line);
     if (this.#lines.length >= 256) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#delayMs);
@@ -96,11 +101,26 @@ export class LineWriter {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#lines.length > 0) {
-      const bytes = new TextEncoder().encode(this.#lines.join("\n") + "\n");
+      const lines = this.#lines;
+      let text = "";
+      for (let i = 0; i < lines.length; i++) text += lineOf(lines[i]);
+      const bytes = new TextEncoder().encode(text);
       this.#lines = [];
       this.#writing = this.#writing.then(() => this.#sink(bytes)).then(() => {}, () => {});
     }
     return this.#writing;
+  }
+}
+
+// A formatter that throws loses its line, not the batch: flush runs from a timer, where a
+// throw would end the process.
+function lineOf(line: string | (() => string)): string {
+  if (typeof line === "string") return line + "\n";
+  try {
+    return line() + "\n";
+  } catch (error) {
+    console.error("request log: a line could not be formatted:", error);
+    return "";
   }
 }
 

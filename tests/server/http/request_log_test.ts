@@ -69,6 +69,31 @@ Deno.test("LineWriter: batches lines and writes them all on flush", async () => 
   assert.equal(String(written.at(1)).split("\n").length, 257);
 });
 
+Deno.test("LineWriter: formatters run with their batch, in order; one that throws loses its line", async () => {
+  const written: string[] = [];
+  const writer = new LineWriter((bytes) => {
+    written.push(new TextDecoder().decode(bytes));
+    return Promise.resolve();
+  }, 10_000);
+  const calls: string[] = [];
+  writer.write("a");
+  writer.write(() => (calls.push("b"), "b"));
+  writer.write(() => {
+    throw new Error("bad line");
+  });
+  writer.write(() => (calls.push("c"), "c"));
+  assert.deepEqual(calls, [], "nothing is formatted before the batch is written");
+  const errors = console.error;
+  console.error = () => {};
+  try {
+    await writer.flush();
+  } finally {
+    console.error = errors;
+  }
+  assert.deepEqual(calls, ["b", "c"]);
+  assert.deepEqual(written, ["a\nb\nc\n"]);
+});
+
 Deno.test("logTime: the ISO time of the millisecond given, reused within it", () => {
   for (const ms of [0, 1_700_000_000_123, 1_700_000_000_123, 1_700_000_000_124, 0]) {
     assert.equal(logTime(ms), new Date(ms).toISOString());
