@@ -110,11 +110,11 @@ export function createApp(deps: AppDeps): Handler {
   };
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
+  const { hsts, logFormat } = deps.config;
   // Formatted with the batch it is written in (request_log.ts), unless a test takes the lines.
   const logRecord = deps.logLine
     ? (record: RequestRecord) => deps.logLine!(formatRecord(record, logFormat))
     : (record: RequestRecord) => stdout.write(() => formatRecord(record, logFormat));
-  const { hsts, logFormat } = deps.config;
   const transport = {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,

@@ -1,7 +1,7 @@
 /**
  * One log line per request: JSON by default (for log pipelines), plain text with
- * `LOG_FORMAT=text` (for people). Lines are batched and written asynchronously, so logging
- * costs a string format per request, not a blocking write.
+ * `LOG_FORMAT=text` (for people). Lines are formatted and written in batches, asynchronously, so
+ * logging costs a record per request, not a format and a blocking write.
  */
 import { requestHeader } from "./request_headers.ts";
 
