@@ -6,6 +6,7 @@
  * idle keep-alive connections.
  */
 import type { Handler } from "../http/handler.ts";
+import { settlesWithin } from "../settles_within.ts";
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {
@@ -43,13 +44,7 @@ export class InFlight {
   idle(timeoutMs: number): Promise<boolean> {
     if (this.#count === 0) return Promise.resolve(true);
     this.#idle ??= Promise.withResolvers<void>();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<false>((resolve) =>
-      timer = setTimeout(() => resolve(false), timeoutMs)
-    );
-    return Promise.race([this.#idle.promise.then(() => true as const), late]).finally(() =>
-      clearTimeout(timer)
-    );
+    return settlesWithin(this.#idle.promise, timeoutMs);
   }
 
   #done(): void {

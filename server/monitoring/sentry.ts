@@ -42,6 +42,7 @@ import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budge
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 import { TransactionQueue } from "./transaction_queue.ts";
+import { settlesWithin } from "../settles_within.ts";
 
 // How long a finished traced request waits for others before the batch becomes transactions.
 const TRANSACTION_LINGER_MS = 20;
@@ -243,21 +244,10 @@ export function startMonitoring(
       // for the whole timeout (@sentry/core's promise buffer).
       const started = performance.now();
       finished.drain();
-      const sent = await settledWithin([...sending], timeoutMs);
+      const sent = sending.size === 0 ||
+        await settlesWithin(Promise.allSettled(sending), timeoutMs);
       const left = Math.max(1, timeoutMs - (performance.now() - started));
       return (await flush(left)) && sent;
     },
   };
-}
-
-// Whether every promise settled within `timeoutMs`.
-async function settledWithin(promises: PromiseLike<unknown>[], timeoutMs: number) {
-  if (promises.length === 0) return true;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), timeoutMs));
-  try {
-    return await Promise.race([Promise.allSettled(promises).then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
