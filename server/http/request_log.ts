@@ -4,6 +4,7 @@
  * logging costs a record per request, not a format and a blocking write.
  */
 import { requestHeader } from "./request_headers.ts";
+import { BatchQueue } from "../batch_queue.ts";
 
 /** What is logged about a request. */
 export interface RequestRecord {
@@ -75,39 +76,29 @@ export function requestIdFor(req: Request): string {
  * (interleaved runs of `GET /`, 12 rounds), as that code ran cold every time.
  */
 export class LineWriter {
-  #lines: (string | (() => string))[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #lines: BatchQueue<string | (() => string)>;
   #writing: Promise<void> = Promise.resolve();
-  readonly #sink: (bytes: Uint8Array) => Promise<unknown>;
-  readonly #delayMs: number;
 
   constructor(
     sink: (bytes: Uint8Array) => Promise<unknown> = (b) => writeAll(Deno.stdout, b),
     delayMs = 50,
   ) {
-    this.#sink = sink;
-    this.#delayMs = delayMs;
+    this.#lines = new BatchQueue((lines) => {
+      let text = "";
+      for (let i = 0; i < lines.length; i++) text += lineOf(lines[i]);
+      const bytes = new TextEncoder().encode(text);
+      this.#writing = this.#writing.then(() => sink(bytes)).then(() => {}, () => {});
+    }, { waitMs: delayMs, maxBatch: 256 });
   }
 
   /** Queue a line (or its formatter); it is written within the delay, or sooner when many wait. */
   write(line: string | (() => string)): void {
     this.#lines.push(line);
-    if (this.#lines.length >= 256) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), this.#delayMs);
   }
 
   /** Write everything queued; resolves when it has been written. */
   flush(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#lines.length > 0) {
-      const lines = this.#lines;
-      let text = "";
-      for (let i = 0; i < lines.length; i++) text += lineOf(lines[i]);
-      const bytes = new TextEncoder().encode(text);
-      this.#lines = [];
-      this.#writing = this.#writing.then(() => this.#sink(bytes)).then(() => {}, () => {});
-    }
+    this.#lines.drain();
     return this.#writing;
   }
 }

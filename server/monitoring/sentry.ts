@@ -41,11 +41,17 @@ import { parseSentryTrace } from "./sentry_trace.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
-import { TransactionQueue } from "./transaction_queue.ts";
+import { BatchQueue } from "../batch_queue.ts";
 import { settlesWithin } from "../settles_within.ts";
 
 // How long a finished traced request waits for others before the batch becomes transactions.
-const TRANSACTION_LINGER_MS = 20;
+// Building and sending one transaction runs a long stretch of code (the event, the SDK's envelope
+// serialization and transport, the pipeline). At the default sample rate a traced request comes
+// every ten or so, and that code ran cold each time: sampled CPU profiles of the server under
+// load put it at about 130 µs per traced request, against 46 µs when every request was traced
+// and it stayed hot. Batched, `GET /` at the default rate went from 108 to 101 µs of CPU per
+// request (interleaved runs, 12 rounds) with a 5 ms wait, and about 3 µs less again with 20 ms.
+const TRANSACTION_WAIT_MS = 20;
 
 export type { Monitoring };
 
@@ -119,7 +125,7 @@ export function startMonitoring(
 
   // Transactions handed to the SDK and not answered yet: flush waits for them itself.
   const sending = new Set<PromiseLike<unknown>>();
-  const finished = new TransactionQueue<{ trace: RequestTrace; request: FinishedRequest }>(
+  const finished = new BatchQueue<{ trace: RequestTrace; request: FinishedRequest }>(
     (items) => {
       for (const { trace, request } of items) {
         // One transaction that cannot be built is lost alone: this runs from a timer, where a
@@ -142,7 +148,7 @@ export function startMonitoring(
     },
     // The transport holds at most 64 envelopes until the ingest answers them, errors included:
     // a batch takes at most a quarter of that.
-    { lingerMs: TRANSACTION_LINGER_MS, maxBatch: 16 },
+    { waitMs: TRANSACTION_WAIT_MS, maxBatch: 16 },
   );
   // Every flush of the client sends what is queued first: this module's flush, and the one the
   // global handlers make before a fatal error ends the process.

@@ -191,7 +191,7 @@ Deno.test("dev mode without SENTRY_DSN: browser and server reports land in the i
     await foreign.body?.cancel();
 
     // Traced requests become transactions in batches, a few milliseconds later
-    // (server/monitoring/transaction_queue.ts): wait for the page load's.
+    // (server/batch_queue.ts): wait for the page load's.
     let inbox = "";
     for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
       const page = await fetch(url("/_dev/inbox"));

@@ -1,26 +1,26 @@
 import assert from "node:assert/strict";
-import { TransactionQueue } from "../../../server/monitoring/transaction_queue.ts";
+import { BatchQueue } from "../../server/batch_queue.ts";
 
-Deno.test("TransactionQueue: items wait for the linger, then go together in order", async () => {
+Deno.test("BatchQueue: items wait for the first one's wait, then go together in order", async () => {
   const batches: number[][] = [];
-  const queue = new TransactionQueue<number>((items) => batches.push([...items]), {
-    lingerMs: 20,
+  const queue = new BatchQueue<number>((items) => batches.push([...items]), {
+    waitMs: 20,
     maxBatch: 10,
   });
   queue.push(1);
   queue.push(2);
   queue.push(3);
-  assert.deepEqual(batches, [], "nothing is sent while the linger runs");
+  assert.deepEqual(batches, [], "nothing is sent while the wait runs");
   assert.equal(queue.size, 3);
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.deepEqual(batches, [[1, 2, 3]]);
   assert.equal(queue.size, 0);
 });
 
-Deno.test("TransactionQueue: a full batch goes at once, and drain sends the rest", () => {
+Deno.test("BatchQueue: a full batch goes at once, and drain sends the rest", () => {
   const batches: number[][] = [];
-  const queue = new TransactionQueue<number>((items) => batches.push([...items]), {
-    lingerMs: 60_000,
+  const queue = new BatchQueue<number>((items) => batches.push([...items]), {
+    waitMs: 60_000,
     maxBatch: 4,
   });
   for (let i = 0; i < 10; i++) queue.push(i);
