@@ -44,13 +44,7 @@ export function envelopeTransport(client: IngestClient) {
       });
       // Unread bodies keep their connection (and a resource) open until collected.
       await res.body?.cancel();
-      return {
-        statusCode: res.status,
-        headers: {
-          "x-sentry-rate-limits": res.headers.get("x-sentry-rate-limits"),
-          "retry-after": res.headers.get("retry-after"),
-        },
-      };
+      return answerFor(res.status, (name) => res.headers.get(name));
     };
     return createTransport(options, async ({ body }) => {
       // The SDK serializes into a fresh Uint8Array (never a SharedArrayBuffer), or a string
@@ -62,17 +56,23 @@ export function envelopeTransport(client: IngestClient) {
       if (!pipeline.pipelining) return await oneByOne(bytes, headers);
       try {
         const answer = await pipeline.send(bytes, headers);
-        return {
-          statusCode: answer.status,
-          headers: {
-            "x-sentry-rate-limits": headerValue(answer.headers, "x-sentry-rate-limits"),
-            "retry-after": headerValue(answer.headers, "retry-after"),
-          },
-        };
+        return answerFor(answer.status, (name) => headerValue(answer.headers, name));
       } catch (error) {
         if (error instanceof NotPipelined) return await oneByOne(bytes, headers);
         throw error;
       }
     });
+  };
+}
+
+// What the SDK reads from the ingest's answer: its status and the two headers its rate limits
+// come from.
+function answerFor(statusCode: number, header: (name: string) => string | null) {
+  return {
+    statusCode,
+    headers: {
+      "x-sentry-rate-limits": header("x-sentry-rate-limits"),
+      "retry-after": header("retry-after"),
+    },
   };
 }
