@@ -3,6 +3,7 @@
  * esbuild's metafile; the server reads it once at start-up.
  */
 import { MANIFEST_FILE } from "../constants.ts";
+import { readBuildFile } from "./build_file.ts";
 
 /** What the HTML document needs to reference, as URL paths. */
 export interface Manifest {
@@ -85,14 +86,5 @@ function isStringArray(value: unknown): value is string[] {
 
 /** Read the manifest written by the build; the message says what to run when it is missing. */
 export async function readManifest(path = MANIFEST_FILE): Promise<Manifest> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Error(`${path} not found: build the client first with \`deno task build\``);
-    }
-    throw error;
-  }
-  return validateManifest(JSON.parse(text));
+  return validateManifest(JSON.parse(await readBuildFile(path)));
 }

@@ -4,6 +4,7 @@
  * so React's server renderer (about 16 MB of resident memory) never loads in the server.
  */
 import { PAGES_FILE } from "../constants.ts";
+import { readBuildFile } from "../build/build_file.ts";
 
 /** One page's title and the HTML React rendered for it. */
 export interface RenderedPage {
@@ -32,16 +33,7 @@ export async function writeRenderedPages(rendered: RenderedPages, file = PAGES_F
  * const pages = await readRenderedPages(); pages.pages.get("/")?.title;
  */
 export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPages> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Error(`${file} is missing: run \`deno task build\` first`);
-    }
-    throw error;
-  }
-  const parsed = JSON.parse(text);
+  const parsed = JSON.parse(await readBuildFile(file));
   const isPage = (value: unknown): value is RenderedPage =>
     typeof value === "object" && value !== null &&
     typeof (value as RenderedPage).title === "string" &&
