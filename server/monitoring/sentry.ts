@@ -133,14 +133,12 @@ export function startMonitoring(
         try {
           const event = transactionEvent(trace, request, defaults);
           // Errors are the transport's to count and log (a dropped envelope, a full queue).
-          const sent = client?.sendEnvelope(
+          const sent = client.sendEnvelope(
             transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
           );
-          if (sent !== undefined) {
-            sending.add(sent);
-            const done = () => sending.delete(sent);
-            sent.then(done, done);
-          }
+          sending.add(sent);
+          const done = () => sending.delete(sent);
+          sent.then(done, done);
         } catch (error) {
           console.error("monitoring: a transaction was dropped:", error);
         }
@@ -152,7 +150,7 @@ export function startMonitoring(
   );
   // Every flush of the client sends what is queued first: this module's flush, and the one the
   // global handlers make before a fatal error ends the process.
-  client?.on("flush", () => finished.drain());
+  client.on("flush", () => finished.drain());
 
   // Synchronous when the handler is (the pages are): Deno.serve then sends the answer as it is,
   // with no promise in between.

@@ -48,11 +48,9 @@ export interface IngestClientOptions {
   readonly caCerts?: readonly string[];
 }
 
-type Target = IngestTarget;
-
 interface Connection {
   readonly conn: Deno.Conn;
-  readonly target: Target;
+  readonly target: IngestTarget;
   readonly buffer: Bytes;
   /** The read in progress; while idle it is what sees the ingest close the connection. */
   read: Promise<number | null> | undefined;
@@ -91,10 +89,10 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   const maxIdle = options.maxIdlePerOrigin ?? 128;
   const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
   const idle = new Map<string, Connection[]>();
-  const targets = new Map<string, Target>();
+  const targets = new Map<string, IngestTarget>();
   const stats = { opened: 0, reused: 0 };
 
-  function targetFor(url: string): Target | undefined {
+  function targetFor(url: string): IngestTarget | undefined {
     let target = targets.get(url);
     if (target !== undefined) return target;
     target = ingestTarget(url);
@@ -104,7 +102,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     return target;
   }
 
-  function takeIdle(target: Target): Connection | undefined {
+  function takeIdle(target: IngestTarget): Connection | undefined {
     const list = idle.get(target.origin);
     const now = performance.now();
     while (list !== undefined && list.length > 0) {
@@ -121,7 +119,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     return undefined;
   }
 
-  async function open(target: Target, signal: AbortSignal | null): Promise<Connection> {
+  async function open(target: IngestTarget, signal: AbortSignal | null): Promise<Connection> {
     let conn: Deno.Conn;
     try {
       conn = await connect(target, signal, options.caCerts);
@@ -169,7 +167,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   }
 
   async function send(
-    target: Target,
+    target: IngestTarget,
     head: string,
     body: Bytes | ReadableStream<Bytes> | null,
     signal: AbortSignal | null,
