@@ -52,12 +52,18 @@ Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () =
   assert.match(requestIdFor(new Request("http://x/")), /^[0-9a-f-]{36}$/);
 });
 
-Deno.test("LineWriter: batches lines and writes them all on flush", async () => {
+// A writer whose batches are kept as text; the delay is long, so only flush or a full batch writes.
+function collectingWriter(): { writer: LineWriter; written: string[] } {
   const written: string[] = [];
   const writer = new LineWriter((bytes) => {
     written.push(new TextDecoder().decode(bytes));
     return Promise.resolve();
   }, 10_000);
+  return { writer, written };
+}
+
+Deno.test("LineWriter: batches lines and writes them all on flush", async () => {
+  const { writer, written } = collectingWriter();
   writer.write("one");
   writer.write("two");
   assert.deepEqual(written, []);
@@ -70,11 +76,7 @@ Deno.test("LineWriter: batches lines and writes them all on flush", async () => 
 });
 
 Deno.test("LineWriter: formatters run with their batch, in order; one that throws loses its line", async () => {
-  const written: string[] = [];
-  const writer = new LineWriter((bytes) => {
-    written.push(new TextDecoder().decode(bytes));
-    return Promise.resolve();
-  }, 10_000);
+  const { writer, written } = collectingWriter();
   const calls: string[] = [];
   writer.write("a");
   writer.write(() => (calls.push("b"), "b"));
