@@ -1,7 +1,18 @@
 /**
  * Where an ingest URL points and opening a connection to it, plain or TLS, for the tunnel's
- * client and the envelope pipeline.
+ * client and the envelope pipeline, and the limits both keep to.
  */
+
+/** The longest answer head read from an ingest. */
+export const MAX_HEAD_BYTES = 16 * 1024;
+/** The size of the buffer a connection's answers are read into. */
+export const READ_BYTES = 16 * 1024;
+/**
+ * How long a connection may sit idle and still be reused. Ingests close idle connections after
+ * some seconds (nginx 75 s, Node 5 s); one idle for less than the shortest common timeout is
+ * unlikely to be closing as it is reused.
+ */
+export const MAX_IDLE_MS = 4_000;
 
 /** Where an ingest listens. */
 export interface Endpoint {

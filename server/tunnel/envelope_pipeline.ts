@@ -24,7 +24,14 @@
  */
 import { requestHead, writeAll } from "./http1_request.ts";
 import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
-import { connect, type IngestTarget, ingestTarget } from "./connect.ts";
+import {
+  connect,
+  type IngestTarget,
+  ingestTarget,
+  MAX_HEAD_BYTES,
+  MAX_IDLE_MS,
+  READ_BYTES,
+} from "./connect.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -84,10 +91,6 @@ interface Lane {
   single: boolean;
 }
 
-const MAX_HEAD_BYTES = 16 * 1024;
-const READ_BYTES = 16 * 1024;
-// Reused only well within the idle timeouts ingests commonly keep (nginx 75 s, Node 5 s).
-const MAX_IDLE_MS = 4_000;
 const encoder = new TextEncoder();
 
 /** A pipelined sender of envelopes to one ingest URL. */

@@ -16,7 +16,14 @@
  */
 import { requestHead, writeAll, writeChunked } from "./http1_request.ts";
 import { ResponseParser, toResponse } from "./http1_response.ts";
-import { connect, type IngestTarget, ingestTarget } from "./connect.ts";
+import {
+  connect,
+  type IngestTarget,
+  ingestTarget,
+  MAX_HEAD_BYTES,
+  MAX_IDLE_MS,
+  READ_BYTES,
+} from "./connect.ts";
 import { EnvelopePipeline, type EnvelopePipelineOptions } from "./envelope_pipeline.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -59,11 +66,6 @@ interface Connection {
   closed: boolean;
 }
 
-const MAX_HEAD_BYTES = 16 * 1024;
-const READ_BYTES = 16 * 1024;
-// Ingests close idle connections after some seconds (nginx 75 s, Node 5 s); a connection idle
-// for less than the shortest common timeout is unlikely to be closing as it is reused.
-const MAX_IDLE_MS = 4_000;
 // Targets are built from configured DSNs, so this only stops a misuse from growing forever.
 const MAX_TARGETS = 64;
 const encoder = new TextEncoder();
