@@ -12,6 +12,7 @@
  * (a BYOB read) rather than a fresh 64 KiB buffer per read: a stalled or abandoned upload then
  * leaves 16 KiB of garbage, not 128 KiB, which V8 is slow to collect (it is outside its heap).
  */
+import { AbortSwitch } from "./abort_switch.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
 
 /** Body bytes as the Fetch API hands them out. */
@@ -29,7 +30,8 @@ export interface BodyReader {
 /** One request's body transfer; `cause` is set once when it is cut short. */
 export interface Transfer {
   readonly reader: BodyReader;
-  readonly upstream: AbortController;
+  /** Stops the upstream request (see abort_switch.ts). */
+  readonly upstream: AbortSwitch;
   readonly declaredBytes: number | null;
   readonly maxBytes: number;
   received: number;
@@ -85,7 +87,7 @@ export function startTransfer(
 ): Transfer {
   return {
     reader: bodyReader(req, declaredBytes),
-    upstream: new AbortController(),
+    upstream: new AbortSwitch(),
     declaredBytes,
     maxBytes,
     received: 0,

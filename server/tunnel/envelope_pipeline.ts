@@ -22,6 +22,7 @@
  * ({@link NotPipelined}, with whether the envelope was written) and sends one request at a time
  * from then on.
  */
+import type { AbortSwitch } from "./abort_switch.ts";
 import { requestHead, writeAll } from "./http1_request.ts";
 import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
 import {
@@ -75,7 +76,7 @@ interface Pending {
   readonly resolve: (response: ParsedResponse) => void;
   readonly reject: (error: unknown) => void;
   attempts: number;
-  /** The caller stopped waiting (its signal aborted); an answer is read and dropped. */
+  /** The caller stopped waiting (its switch was thrown); an answer is read and dropped. */
   gone: boolean;
 }
 
@@ -128,7 +129,7 @@ export class EnvelopePipeline {
   /**
    * Queue one envelope; resolves with the ingest's answer. Rejects with a TypeError when the
    * ingest could not be reached or did not answer, with {@link NotPipelined} when it turned
-   * out not to take pipelining, and with the signal's reason when `signal` aborts first.
+   * out not to take pipelining, and with the switch's reason when `stop` is thrown first.
    *
    * @example
    * const answer = await pipeline.send(envelopeBytes, { "content-type": "application/x-sentry-envelope" });
@@ -136,7 +137,7 @@ export class EnvelopePipeline {
   send(
     body: Bytes,
     headers: Readonly<Record<string, string>>,
-    signal?: AbortSignal,
+    stop?: AbortSwitch,
   ): Promise<ParsedResponse> {
     if (!this.pipelining) return Promise.reject(new NotPipelined(false));
     const head = requestHead(this.#target.headStart, {
@@ -150,19 +151,15 @@ export class EnvelopePipeline {
     bytes.set(body, headBytes.byteLength);
     const { promise, resolve, reject } = Promise.withResolvers<ParsedResponse>();
     const pending: Pending = { bytes, resolve, reject, attempts: 0, gone: false };
-    if (signal !== undefined) {
-      if (signal.aborted) return Promise.reject(signal.reason);
-      const onAbort = () => {
+    if (stop !== undefined) {
+      if (stop.aborted) return Promise.reject(stop.reason);
+      // Thrown after the answer came, this changes nothing: the envelope left every batch.
+      stop.onAbort(() => {
         pending.gone = true;
         const queued = this.#queue.indexOf(pending);
         if (queued >= 0) this.#queue.splice(queued, 1);
-        reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      promise.then(
-        () => signal.removeEventListener("abort", onAbort),
-        () => signal.removeEventListener("abort", onAbort),
-      );
+        reject(stop.reason);
+      });
     }
     this.#queue.push(pending);
     if (this.#lingerMs === 0 || this.#queue.length >= this.#maxBatch) this.#pump();

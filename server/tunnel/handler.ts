@@ -178,7 +178,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     let upstream: Response | ParsedResponse;
     try {
       upstream = pipeline?.pipelining
-        ? await pipeline.send(body as Bytes, headers, t.upstream.signal).catch((error) => {
+        ? await pipeline.send(body as Bytes, headers, t.upstream).catch((error) => {
           // Never written: it goes on its own. Written and unanswered: 502, as for any break.
           if (error instanceof NotPipelined && !error.written) return oneRequest();
           throw error;

@@ -3,6 +3,7 @@ import type { Envelope } from "@sentry/core";
 import { EnvelopePipeline, NotPipelined } from "../../../server/tunnel/envelope_pipeline.ts";
 import { envelopeTransport } from "../../../server/monitoring/envelope_transport.ts";
 import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
+import { AbortSwitch } from "../../../server/tunnel/abort_switch.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -253,14 +254,14 @@ Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late
   try {
     // Queued behind a slow one, then aborted: it never leaves.
     const slow = send(pipeline, "slow");
-    const queued = new AbortController();
-    const unsent = pipeline.send(encoder.encode("unsent"), headers, queued.signal);
+    const queued = new AbortSwitch();
+    const unsent = pipeline.send(encoder.encode("unsent"), headers, queued);
     queued.abort(new Error("gave up"));
     await assert.rejects(unsent, /gave up/);
     assert.equal(text(await slow), "answer to slow");
     // Written, then aborted: the caller is let go; its answer is read and dropped.
-    const written = new AbortController();
-    const abandoned = pipeline.send(encoder.encode("abandoned"), headers, written.signal);
+    const written = new AbortSwitch();
+    const abandoned = pipeline.send(encoder.encode("abandoned"), headers, written);
     await later(20);
     written.abort(new Error("timed out"));
     await assert.rejects(abandoned, /timed out/);
