@@ -21,13 +21,7 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import {
-  formatRecord,
-  LineWriter,
-  logTime,
-  requestIdFor,
-  type RequestRecord,
-} from "./request_log.ts";
+import { formatRecord, LineWriter, requestIdFor, type RequestRecord } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";
@@ -122,7 +116,7 @@ export function createApp(deps: AppDeps): Handler {
   const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
     res = ctx.complete(res);
     logRecord({
-      time: logTime(),
+      timeMs: Date.now(),
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
       path: ctx.path,

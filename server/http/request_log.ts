@@ -8,7 +8,8 @@ import { BatchQueue } from "../batch_queue.ts";
 
 /** What is logged about a request. */
 export interface RequestRecord {
-  readonly time: string;
+  /** When the request was answered, in ms since the epoch; written as ISO 8601 in UTC. */
+  readonly timeMs: number;
   readonly method: string;
   readonly path: string;
   readonly status: number;
@@ -27,13 +28,13 @@ export function formatRecord(record: RequestRecord, format: LogFormat): string {
     // Built by hand: this runs on every request and is about 3x cheaper than stringifying an
     // object. Strings a client controls are quoted by jsonString; the rest are numbers or
     // values this server made.
-    return `{"time":"${record.time}","method":${jsonString(record.method)},"path":${
+    return `{"time":"${logTime(record.timeMs)}","method":${jsonString(record.method)},"path":${
       jsonString(record.path)
     },"status":${record.status},"durationMs":${record.durationMs},"bytes":${record.bytes},` +
       `"requestId":${jsonString(record.requestId)}}`;
   }
   const bytes = record.bytes === null ? "-" : String(record.bytes);
-  return `${record.time} ${record.method} ${jsonString(record.path)} ${record.status} ` +
+  return `${logTime(record.timeMs)} ${record.method} ${jsonString(record.path)} ${record.status} ` +
     `${record.durationMs}ms ${bytes}B ${record.requestId}`;
 }
 
@@ -50,7 +51,9 @@ let lastIso = "";
 
 /**
  * The time for a log line, ISO 8601 in UTC. Formatted once per millisecond: under load many
- * requests end in the same one, and `toISOString` costs about 1 µs.
+ * requests end in the same one, and `toISOString` costs about 1 µs. Called as lines are
+ * formatted, with their batch: on the request path it was about 1 µs per request in a CPU profile
+ * of `GET /`, run cold once per millisecond.
  */
 export function logTime(nowMs: number = Date.now()): string {
   if (nowMs !== lastMs) {
