@@ -6,7 +6,9 @@
  * buffer, so keeping the chunks themselves would hold 64 KiB per byte.
  */
 export class GrowableBytes {
-  #buffer: Uint8Array<ArrayBuffer> = new Uint8Array(0);
+  // Shared while nothing is held: it has no room, so the first append replaces it. Every
+  // ArrayBuffer V8 makes costs about a microsecond, and readers make one of these per answer.
+  #buffer: Uint8Array<ArrayBuffer> = EMPTY;
   #length = 0;
 
   /** Bytes held. */
@@ -33,7 +35,10 @@ export class GrowableBytes {
     if (
       needed > this.#buffer.byteLength || this.#buffer.byteLength !== this.#buffer.buffer.byteLength
     ) {
-      const grown = new Uint8Array(Math.max(needed, this.#length * 2, 256));
+      // The first copy is the size asked for (most bodies come whole); later ones double.
+      const grown = new Uint8Array(
+        this.#length === 0 ? needed : Math.max(needed, this.#length * 2),
+      );
       grown.set(this.#buffer.subarray(0, this.#length));
       this.#buffer = grown;
     }
@@ -46,3 +51,5 @@ export class GrowableBytes {
     return this.#buffer.subarray(0, this.#length);
   }
 }
+
+const EMPTY = new Uint8Array(0);

@@ -134,6 +134,39 @@ Deno.test("work is linear: a 1 MB body byte by byte in 64 KiB pieces parses once
   assert.equal(done(step).body.byteLength, 1_000_000);
 });
 
+Deno.test("work is linear: answers pipelined into one read are parsed in place, not copied with the rest", () => {
+  // As the pipeline reads them: one buffer with every answer of a batch, a parser per answer.
+  const answer = (i: number) =>
+    `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\n\r\n{"id":"${
+      String(i).padStart(4, "0")
+    }"}`;
+  const count = 400;
+  const wire = encoder.encode(Array.from({ length: count }, (_, i) => answer(i)).join(""));
+  let copied = 0;
+  const set = Uint8Array.prototype.set;
+  Uint8Array.prototype.set = function (this: Uint8Array, source: ArrayLike<number>, at?: number) {
+    copied += source.length;
+    return set.call(this, source, at);
+  };
+  const bodies: string[] = [];
+  try {
+    let rest = wire;
+    while (rest.byteLength > 0) {
+      const step = new ResponseParser(16 * 1024, 1024).push(rest);
+      if (step.kind !== "done") throw new Error(JSON.stringify(step));
+      bodies.push(decoder.decode(step.response.body));
+      rest = rest.subarray(step.used);
+    }
+  } finally {
+    Uint8Array.prototype.set = set;
+  }
+  assert.equal(bodies.length, count);
+  assert.equal(bodies[count - 1], '{"id":"0399"}');
+  // Each body is copied once (the caller reuses its buffer); copying the rest of the read for
+  // every answer was quadratic: about 12 MB here.
+  assert.ok(copied <= count * 13, `${copied} bytes copied for ${count * 13} bytes of bodies`);
+});
+
 Deno.test("what the parser keeps is its own: the caller may read the next bytes into the same buffer", () => {
   // Over half the read buffer in the first read: the case where a view would have been kept.
   const body = "x".repeat(20_000);
