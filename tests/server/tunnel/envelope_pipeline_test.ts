@@ -353,3 +353,59 @@ Deno.test("an answer cut at the size cap: the connection is not used again", asy
     await ingest.close();
   }
 });
+
+Deno.test("a batch goes out byte-exact, a head that is not ASCII included", async () => {
+  // Reads requests off the wire by bytes (not text) and answers each in turn.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const requests: Uint8Array[] = [];
+  const serving = (async () => {
+    const conn = await listener.accept();
+    let wire = new Uint8Array(0);
+    const buffer = new Uint8Array(64 * 1024);
+    try {
+      while (requests.length < 2) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        const joined = new Uint8Array(wire.length + n);
+        joined.set(wire);
+        joined.set(buffer.subarray(0, n), wire.length);
+        wire = joined;
+        for (;;) {
+          const end = wire.findIndex((_, i) =>
+            wire[i] === 13 && wire[i + 1] === 10 && wire[i + 2] === 13 && wire[i + 3] === 10
+          );
+          if (end < 0) break;
+          const head = decoder.decode(wire.subarray(0, end));
+          const length = Number(/content-length: (\d+)/.exec(head)![1]);
+          if (wire.length < end + 4 + length) break;
+          requests.push(wire.slice(0, end + 4 + length));
+          wire = wire.slice(end + 4 + length);
+          await conn.write(encoder.encode(OK("ok")));
+        }
+      }
+    } finally {
+      conn.close();
+    }
+  })();
+  const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`;
+  const pipeline = new EnvelopePipeline(url, { lingerMs: 50 });
+  try {
+    const answers = await Promise.all([
+      pipeline.send(encoder.encode("première"), { "x-note": "café ☕" }),
+      pipeline.send(encoder.encode("second"), { "x-note": "plain" }),
+    ]);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200]);
+    assert.equal(pipeline.stats.batches, 1, "both in one write");
+    const [first, second] = requests.map((bytes) => decoder.decode(bytes));
+    assert.match(first, /\r\nx-note: café ☕\r\n/);
+    assert.ok(
+      first.endsWith(`content-length: ${encoder.encode("première").length}\r\n\r\npremière`),
+    );
+    assert.ok(second.startsWith("POST /api/1/envelope/ HTTP/1.1\r\n"));
+    assert.ok(second.endsWith("\r\n\r\nsecond"));
+  } finally {
+    pipeline.close();
+    listener.close();
+    await serving;
+  }
+});
