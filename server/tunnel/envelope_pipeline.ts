@@ -44,7 +44,7 @@ export interface EnvelopePipelineOptions {
   readonly maxConnections?: number;
   /**
    * How long an envelope that finds the connection idle waits for others to share its write
-   * (0: it goes at once). A full batch never waits.
+   * (0: it goes with those sent in the same turn of the event loop). A full batch never waits.
    */
   readonly lingerMs?: number;
   /** A batch not fully answered within this many milliseconds is failed or resent. */
@@ -112,6 +112,8 @@ export class EnvelopePipeline {
   readonly #maxConnections: number;
   readonly #lingerMs: number;
   #lingering: ReturnType<typeof setTimeout> | undefined;
+  /** A pump of what this turn queued is due (lingerMs 0). */
+  #pumpQueued = false;
   /** After close(): a connection is closed when its batch ends, never kept idle. */
   #closed = false;
   readonly #timeoutMs: number;
@@ -176,9 +178,15 @@ export class EnvelopePipeline {
       });
     }
     this.#queue.push(pending);
-    if (this.#lingerMs === 0 || this.#queue.length >= this.#maxBatch) this.#pump();
-    else {
-      this.#lingering ??= setTimeout(() => this.#pump(), this.#lingerMs);
+    if (this.#queue.length >= this.#maxBatch) this.#pump();
+    else if (this.#lingerMs > 0) this.#lingering ??= setTimeout(() => this.#pump(), this.#lingerMs);
+    else if (!this.#pumpQueued) {
+      // Envelopes sent in one turn (a batch of transactions, the envelopes of requests whose
+      // bodies arrived together) share one write, with no timer.
+      this.#pumpQueued = true;
+      queueMicrotask(() => {
+        if (this.#pumpQueued) this.#pump();
+      });
     }
     return promise;
   }
@@ -189,7 +197,7 @@ export class EnvelopePipeline {
    */
   close(): void {
     this.#closed = true;
-    if (this.#lingering !== undefined) this.#pump();
+    if (this.#lingering !== undefined || this.#pumpQueued) this.#pump();
     for (const lane of this.#lanes) if (!lane.busy) this.#drop(lane);
   }
 
@@ -198,6 +206,7 @@ export class EnvelopePipeline {
   #pump(): void {
     clearTimeout(this.#lingering);
     this.#lingering = undefined;
+    this.#pumpQueued = false;
     while (this.#queue.length > 0) {
       const lane = this.#lanes.find((l) => !l.busy) ?? this.#newLane();
       if (lane === undefined) return;

@@ -108,7 +108,7 @@ const send = (pipeline: EnvelopePipeline, id: string) =>
   pipeline.send(encoder.encode(id), { "content-type": "application/x-sentry-envelope" });
 const text = (answer: { body: Uint8Array }) => decoder.decode(answer.body);
 
-Deno.test("a burst goes out in fewer writes than envelopes, and each answer reaches its own sender", async () => {
+Deno.test("a burst sent in one turn goes out in one write, and each answer reaches its own sender", async () => {
   const ingest = rawIngest((body) => OK(`answer to ${body}`));
   const pipeline = new EnvelopePipeline(ingest.url);
   try {
@@ -116,7 +116,10 @@ Deno.test("a burst goes out in fewer writes than envelopes, and each answer reac
     const answers = await Promise.all(burst.map((id) => send(pipeline, id)));
     assert.deepEqual(answers.map(text), burst.map((id) => `answer to ${id}`));
     assert.deepEqual(ingest.received.map((r) => r.body), burst);
-    // The first goes alone; the other 19 queued meanwhile and go together.
+    // Sent in one turn: one write, with no timer to wait for.
+    assert.deepEqual(pipeline.stats, { opened: 1, batches: 1, retried: 0 });
+    // One sent later, while the connection is idle, goes at once.
+    assert.equal(text(await send(pipeline, "later")), "answer to later");
     assert.deepEqual(pipeline.stats, { opened: 1, batches: 2, retried: 0 });
     assert.equal(ingest.connections(), 1);
   } finally {
@@ -276,13 +279,18 @@ Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late
 
 Deno.test("linger: envelopes sent together share one write; a full batch does not wait", async () => {
   const ingest = rawIngest((body) => OK(body));
-  // Without lingering the first goes alone (2 batches, as above); with it, one write for all.
-  const lingering = new EnvelopePipeline(ingest.url, { lingerMs: 50 });
+  // With a linger, envelopes sent apart in time share one write too.
+  const lingering = new EnvelopePipeline(ingest.url, { lingerMs: 500 });
   // A linger far longer than the test: only a full batch can send these.
   const full = new EnvelopePipeline(ingest.url, { lingerMs: 600_000, maxBatch: 3 });
   try {
     const five = ids(5);
-    assert.deepEqual((await Promise.all(five.map((id) => send(lingering, id)))).map(text), five);
+    const sent = [];
+    for (const id of five) {
+      sent.push(send(lingering, id));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.deepEqual((await Promise.all(sent)).map(text), five);
     assert.deepEqual(lingering.stats, { opened: 1, batches: 1, retried: 0 });
     const three = ids(3, "f");
     assert.deepEqual((await Promise.all(three.map((id) => send(full, id)))).map(text), three);
