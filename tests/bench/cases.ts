@@ -9,6 +9,8 @@ import { type Pinning, type Server, startApp, startScript } from "./processes.ts
 /** What the cases need: the running ingest, the app's settings and the bodies they send. */
 export interface CaseInputs {
   readonly ingest: Server;
+  /** A second ingest, on wrk's CPU: where Sentry is in production, away from the app's. */
+  readonly ingestAway: Server;
   readonly appEnv: Record<string, string>;
   readonly pinning: Pinning | undefined;
   /** Where the page and its headers are written for the baselines. */
@@ -35,6 +37,14 @@ export async function startCases(inputs: CaseInputs) {
   // The page cases get apps of their own, which take only page load like the baselines: their
   // RSS after the run is compared with the identical baseline's under the same load.
   const appPage = keep(await startApp(appEnv, pinning?.servers));
+  // Monitoring on, its envelopes to the ingest away from the app's CPU: what the same-CPU
+  // ingest's wake-ups cost the app, told apart from what monitoring itself costs.
+  const appPageAway = keep(
+    await startApp(
+      { ...appEnv, SENTRY_DSN: `http://public@${new URL(inputs.ingestAway.url).host}/1` },
+      pinning?.servers,
+    ),
+  );
   // The same app with monitoring off, and with every request traced.
   const appOff = keep(await startApp({}, pinning?.servers));
   const appAll = keep(
@@ -84,6 +94,11 @@ export async function startCases(inputs: CaseInputs) {
     },
     pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
     page: { label: "GET / app, monitoring on (default rate)", url: appPage.url, server: appPage },
+    pageAway: {
+      label: "GET / app, on, ingest on wrk's CPU",
+      url: appPageAway.url,
+      server: appPageAway,
+    },
     pageAll: { label: "GET / app, every request traced", url: appAll.url, server: appAll },
     asset: {
       label: "GET hashed asset, app (br)",

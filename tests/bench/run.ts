@@ -49,6 +49,9 @@ async function main() {
   const ingest = keep(
     await startScript("ingest.ts", ["--allow-net=127.0.0.1"], [], pinning?.servers),
   );
+  const ingestAway = keep(
+    await startScript("ingest.ts", ["--allow-net=127.0.0.1"], [], pinning?.wrk),
+  );
   const dsn = `http://public@${new URL(ingest.url).host}/1`;
   // Monitoring on, with every other setting at its default (traces sample rate 0.1).
   // No tunnel rate limit: every tunnel case comes from one address (wrk on 127.0.0.1).
@@ -67,6 +70,7 @@ async function main() {
 
   const { cases, pageBytes, app, appPage, appOff, appAll, identical } = await startCases({
     ingest,
+    ingestAway,
     appEnv,
     pinning,
     bodiesDir: BODIES,

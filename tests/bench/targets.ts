@@ -44,6 +44,7 @@ export function judge(m: Measured) {
   const pageRatio = pairedRatio(runs.page, runs.baseline);
   const offRatio = pairedRatio(runs.pageOff, runs.identical);
   const onRatio = pairedRatio(runs.page, runs.identical);
+  const onAwayRatio = pairedRatio(runs.pageAway, runs.identical);
   const allRatio = pairedRatio(runs.pageAll, runs.pageOff);
   // Every request of pageAll is traced and sends one envelope; pageOff is the same app without.
   const tracedUs = summaries.pageAll.cpuUsPerReq !== null && summaries.pageOff.cpuUsPerReq !== null
@@ -142,6 +143,10 @@ export function judge(m: Measured) {
       }x req/s; ${cpuRatio(summaries.identical, summaries.pageOff)} (off)`,
     ],
     [
+      "GET / on vs identical, the ingest on wrk's CPU (not a target)",
+      `${onAwayRatio.toFixed(2)}x req/s, ${cpuRatio(summaries.identical, summaries.pageAway)}`,
+    ],
+    [
       "start-up to first 200",
       `median ${startupMs.toFixed(0)} ms; runs ${startups.map((ms) => ms.toFixed(0)).join(", ")}`,
     ],
@@ -158,6 +163,7 @@ export function judge(m: Measured) {
       pageVsBaseline: pageRatio,
       offVsIdentical: offRatio,
       onVsIdentical: onRatio,
+      onIngestAwayVsIdentical: onAwayRatio,
       tracedVsOff: allRatio,
       tunnelVsDirect2k: tunnelRatio,
       tunnelVsDirect1m: largeRatio,
