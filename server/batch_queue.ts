@@ -42,7 +42,7 @@ export class BatchQueue<T> {
     else this.#timer ??= setTimeout(this.#waited, this.#options.waitMs);
   }
 
-  /** Send everything queued now (a flush, or shutdown); no timer is left running. */
+  /** Send everything queued now (a flush, or shutdown), and stop the wait's timer. */
   drain(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;

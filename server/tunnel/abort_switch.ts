@@ -50,7 +50,7 @@ export class AbortSwitch {
     if (this.#aborted) return;
     this.#aborted = true;
     // Built only now: a DOMException takes a stack trace.
-    reason ??= new DOMException("The operation was aborted.", "AbortError");
+    if (reason === undefined) reason = new DOMException("The operation was aborted.", "AbortError");
     this.#reason = reason;
     this.#controller?.abort(reason);
     const listeners = this.#listeners;

@@ -77,6 +77,8 @@ interface Pending {
   /** Its length in UTF-8. */
   readonly headBytes: number;
   readonly body: Bytes;
+  /** The body's length when it was sent, which its head declares: exactly this much is written. */
+  readonly bodyBytes: number;
   readonly resolve: (response: ParsedResponse) => void;
   readonly reject: (error: unknown) => void;
   attempts: number;
@@ -138,6 +140,8 @@ export class EnvelopePipeline {
    * Queue one envelope; resolves with the ingest's answer. Rejects with a TypeError when the
    * ingest could not be reached or did not answer, with {@link NotPipelined} when it turned
    * out not to take pipelining, and with the switch's reason when `stop` is thrown first.
+   * `body` is not copied: it is read when its batch is written (and again if it is resent), so
+   * leave it unchanged until the answer; exactly the length it has now is written.
    *
    * @example
    * const answer = await pipeline.send(envelopeBytes, { "content-type": "application/x-sentry-envelope" });
@@ -153,7 +157,8 @@ export class EnvelopePipeline {
       redirect: "manual",
       headers,
     })!;
-    const framed = `${head}content-length: ${body.byteLength}\r\n\r\n`;
+    const bodyBytes = body.byteLength;
+    const framed = `${head}content-length: ${bodyBytes}\r\n\r\n`;
     // The envelope is not copied here: the batch it goes out in is built with one buffer for all
     // (each ArrayBuffer V8 makes costs about a microsecond, and its memory is freed late).
     const headBytes = ASCII.test(framed) ? framed.length : encoder.encode(framed).byteLength;
@@ -162,6 +167,7 @@ export class EnvelopePipeline {
       head: framed,
       headBytes,
       body,
+      bodyBytes,
       resolve,
       reject,
       attempts: 0,
@@ -394,14 +400,16 @@ export class NotPipelined extends TypeError {
 // One buffer with every request of the batch, heads encoded straight into it.
 function frame(batch: readonly Pending[]): Bytes {
   let length = 0;
-  for (const pending of batch) length += pending.headBytes + pending.body.byteLength;
+  for (const pending of batch) length += pending.headBytes + pending.bodyBytes;
   const out = new Uint8Array(length);
   let at = 0;
   for (const pending of batch) {
     encoder.encodeInto(pending.head, out.subarray(at, at + pending.headBytes));
     at += pending.headBytes;
-    out.set(pending.body, at);
-    at += pending.body.byteLength;
+    // The declared length, whatever became of the body since: a body changed after send() must
+    // not desync the connection (it would carry a request of its own to the ingest).
+    out.set(pending.body.subarray(0, pending.bodyBytes), at);
+    at += pending.bodyBytes;
   }
   return out;
 }

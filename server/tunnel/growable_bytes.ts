@@ -48,7 +48,8 @@ export class GrowableBytes {
 
   /** The bytes held, as a view (valid until the next append). */
   bytes(): Uint8Array<ArrayBuffer> {
-    return this.#buffer.subarray(0, this.#length);
+    // Never a view on the shared empty buffer: a caller could detach it (transfer) for all.
+    return this.#length === 0 ? new Uint8Array(0) : this.#buffer.subarray(0, this.#length);
   }
 }
 

@@ -250,13 +250,27 @@ function parseHead(bytes: Uint8Array): Head | string {
     if (colon <= 0) return "malformed header line";
     const name = line.slice(0, colon);
     if (!TOKEN.test(name)) return "malformed header name";
-    const value = line.slice(colon + 1).trim();
+    const value = withoutOws(line, colon + 1);
     if (BAD_VALUE.test(value) || line.includes("\n")) return "malformed header value";
     headers.push([name.toLowerCase(), value]);
   }
   const http11 = statusLine[1] === "1";
   const closes = headers.some(([n, v]) => n === "connection" && /(^|,)\s*close\s*(,|$)/i.test(v));
   return { status: Number(statusLine[2]), headers, keepAlive: http11 && !closes };
+}
+
+// The field value without the spaces and tabs around it (RFC 9110, 5.5), and nothing else:
+// `trim()` also drops CR, VT, FF and NBSP, so `A: b\r` (a bare CR) would pass as `b`.
+function withoutOws(line: string, from: number): string {
+  let start = from;
+  let end = line.length;
+  while (start < end && isOws(line.charCodeAt(start))) start++;
+  while (end > start && isOws(line.charCodeAt(end - 1))) end--;
+  return line.slice(start, end);
+}
+
+function isOws(code: number): boolean {
+  return code === 0x20 || code === 0x09;
 }
 
 type Framing = number | "chunked" | "close" | "none" | { readonly error: string };

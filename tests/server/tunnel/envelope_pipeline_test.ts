@@ -396,7 +396,8 @@ Deno.test("a batch goes out byte-exact, a head that is not ASCII included", asyn
     }
   })();
   const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`;
-  const pipeline = new EnvelopePipeline(url, { lingerMs: 50 });
+  // No linger: sent in one turn, they share a write all the same.
+  const pipeline = new EnvelopePipeline(url);
   try {
     const answers = await Promise.all([
       pipeline.send(encoder.encode("première"), { "x-note": "café ☕" }),
@@ -415,5 +416,29 @@ Deno.test("a batch goes out byte-exact, a head that is not ASCII included", asyn
     pipeline.close();
     listener.close();
     await serving;
+  }
+});
+
+Deno.test("a body changed after send cannot desync the connection: the length it had is written", async () => {
+  const ingest = rawIngest((body) => OK(body));
+  const pipeline = new EnvelopePipeline(ingest.url);
+  const headers = { "content-type": "application/x-sentry-envelope" };
+  try {
+    // A view that tracks a resizable buffer: it grows with it, after send() took its length.
+    const buffer = new ArrayBuffer(5, { maxByteLength: 256 });
+    const body = new Uint8Array(buffer);
+    body.set(encoder.encode("hello"));
+    const first = pipeline.send(body, headers);
+    const smuggled = encoder.encode(
+      "POST /smuggled HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n",
+    );
+    buffer.resize(5 + smuggled.length);
+    body.set(smuggled, 5);
+    const second = pipeline.send(encoder.encode("next"), headers);
+    assert.deepEqual([text(await first), text(await second)], ["hello", "next"]);
+    assert.deepEqual(ingest.received.map((r) => r.body), ["hello", "next"]);
+  } finally {
+    pipeline.close();
+    await ingest.close();
   }
 });

@@ -25,3 +25,14 @@ Deno.test("GrowableBytes: a whole first chunk is kept without a copy and never w
   bytes.append(new Uint8Array());
   assert.equal(bytes.length, 4);
 });
+
+Deno.test("GrowableBytes: an empty one hands out a buffer of its own, which its taker may detach", () => {
+  const first = new GrowableBytes().bytes();
+  assert.equal(first.byteLength, 0);
+  first.buffer.transfer();
+  // Others still work: no buffer was shared with the one detached.
+  const other = new GrowableBytes();
+  assert.equal(other.bytes().byteLength, 0);
+  other.append(new Uint8Array([7]), true);
+  assert.deepEqual([...other.bytes()], [7]);
+});

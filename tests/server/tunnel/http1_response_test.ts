@@ -90,6 +90,9 @@ Deno.test("ambiguous or malformed responses are errors, never guesses", () => {
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX\r\n",
     "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
     "HTTP/1.1 200 OK\r\nX: a\x01b\r\n\r\n",
+    // A bare CR at either end of a value (trim() would have taken it for whitespace).
+    "HTTP/1.1 200 OK\r\nX: b\r\r\nContent-Length: 0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nX: \rb\r\nContent-Length: 0\r\n\r\n",
     "HTTP/2 200 OK\r\n\r\n",
     "HTTP/1.1 700 Odd\r\n\r\n",
     "HTTP/1.1 099 Low\r\n\r\n",
@@ -99,6 +102,12 @@ Deno.test("ambiguous or malformed responses are errors, never guesses", () => {
     parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", { eof: true }).kind,
     "error",
   );
+});
+
+Deno.test("only spaces and tabs are cut from a value's ends", () => {
+  const step = done(parse("HTTP/1.1 200 OK\r\nX: \t a\xa0b\xa0 \t\r\nContent-Length: 0\r\n\r\n"));
+  // NBSP goes over the wire as UTF-8 (C2 A0); the parser reads each byte as one character.
+  assert.equal(headerValue(step.headers, "x"), "a\xc2\xa0b\xc2\xa0");
 });
 
 Deno.test("a head over its cap is an error, however it arrives", () => {
