@@ -5,8 +5,8 @@
  *
  * A traced request ends in one envelope. Sent one request at a time, each costs a socket write
  * and a read, and on a busy server those were about half of what tracing a request cost. Under
- * load batches grow by themselves (everything that queued during the last round trip), and an
- * optional linger lets sparse envelopes wait a few milliseconds for company. A connection
+ * load batches grow by themselves (everything that queued during the last round trip), and
+ * envelopes sent in one turn of the event loop share a write from the start. A connection
  * carries one batch at a time; another connection opens (up to a limit) only when a batch's
  * worth queues behind busy ones, since an ingest answers pipelined requests one after another.
  *
@@ -42,11 +42,6 @@ export interface EnvelopePipelineOptions {
   readonly maxBatch?: number;
   /** Connections at most; another opens only when a full batch waits behind busy ones. */
   readonly maxConnections?: number;
-  /**
-   * How long an envelope that finds the connection idle waits for others to share its write
-   * (0: it goes with those sent in the same turn of the event loop). A full batch never waits.
-   */
-  readonly lingerMs?: number;
   /** A batch not fully answered within this many milliseconds is failed or resent. */
   readonly timeoutMs?: number;
   /**
@@ -112,9 +107,7 @@ export class EnvelopePipeline {
   readonly #lanes: Lane[] = [];
   readonly #maxBatch: number;
   readonly #maxConnections: number;
-  readonly #lingerMs: number;
-  #lingering: ReturnType<typeof setTimeout> | undefined;
-  /** A pump of what this turn queued is due (lingerMs 0). */
+  /** A pump of what this turn queued is due. */
   #pumpQueued = false;
   /** After close(): a connection is closed when its batch ends, never kept idle. */
   #closed = false;
@@ -129,7 +122,6 @@ export class EnvelopePipeline {
     this.#target = target;
     this.#maxBatch = options.maxBatch ?? 64;
     this.#maxConnections = options.maxConnections ?? 8;
-    this.#lingerMs = options.lingerMs ?? 0;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#resend = options.resend ?? true;
     this.#maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
@@ -185,7 +177,6 @@ export class EnvelopePipeline {
     }
     this.#queue.push(pending);
     if (this.#queue.length >= this.#maxBatch) this.#pump();
-    else if (this.#lingerMs > 0) this.#lingering ??= setTimeout(() => this.#pump(), this.#lingerMs);
     else if (!this.#pumpQueued) {
       // Envelopes sent in one turn (a batch of transactions, the envelopes of requests whose
       // bodies arrived together) share one write, with no timer.
@@ -198,20 +189,18 @@ export class EnvelopePipeline {
   }
 
   /**
-   * Send what lingers and close the idle connections; a batch in flight finishes, then closes
+   * Send what is queued and close the idle connections; a batch in flight finishes, then closes
    * its connection. Sending later still works, on connections closed after each batch.
    */
   close(): void {
     this.#closed = true;
-    if (this.#lingering !== undefined || this.#pumpQueued) this.#pump();
+    if (this.#pumpQueued) this.#pump();
     for (const lane of this.#lanes) if (!lane.busy) this.#drop(lane);
   }
 
   // Hand the queue to idle connections; a new one opens only when a batch's worth is waiting
   // behind busy ones.
   #pump(): void {
-    clearTimeout(this.#lingering);
-    this.#lingering = undefined;
     this.#pumpQueued = false;
     while (this.#queue.length > 0) {
       const lane = this.#lanes.find((l) => !l.busy) ?? this.#newLane();

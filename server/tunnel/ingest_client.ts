@@ -37,7 +37,7 @@ export interface IngestClient {
    */
   pipeline(
     url: string,
-    options?: Pick<EnvelopePipelineOptions, "resend" | "timeoutMs" | "lingerMs">,
+    options?: Pick<EnvelopePipelineOptions, "resend" | "timeoutMs">,
   ): EnvelopePipeline;
   /** Close every idle connection (requests in flight finish on their own). */
   close(): void;
@@ -258,7 +258,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   const client: IngestClient = {
     stats,
     pipeline(url, pipelineOptions = {}) {
-      const key = `${pipelineOptions.resend ?? true} ${pipelineOptions.lingerMs ?? 0} ${url}`;
+      const key = `${pipelineOptions.resend ?? true} ${url}`;
       let pipeline = pipelines.get(key);
       if (pipeline === undefined) {
         // Targets come from configured DSNs; this only stops a misuse from growing forever.

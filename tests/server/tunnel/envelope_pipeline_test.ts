@@ -277,31 +277,6 @@ Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late
   }
 });
 
-Deno.test("linger: envelopes sent together share one write; a full batch does not wait", async () => {
-  const ingest = rawIngest((body) => OK(body));
-  // With a linger, envelopes sent apart in time share one write too.
-  const lingering = new EnvelopePipeline(ingest.url, { lingerMs: 500 });
-  // A linger far longer than the test: only a full batch can send these.
-  const full = new EnvelopePipeline(ingest.url, { lingerMs: 600_000, maxBatch: 3 });
-  try {
-    const five = ids(5);
-    const sent = [];
-    for (const id of five) {
-      sent.push(send(lingering, id));
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    assert.deepEqual((await Promise.all(sent)).map(text), five);
-    assert.deepEqual(lingering.stats, { opened: 1, batches: 1, retried: 0 });
-    const three = ids(3, "f");
-    assert.deepEqual((await Promise.all(three.map((id) => send(full, id)))).map(text), three);
-    assert.deepEqual(full.stats, { opened: 1, batches: 1, retried: 0 });
-  } finally {
-    lingering.close();
-    full.close();
-    await ingest.close();
-  }
-});
-
 Deno.test("an ingest that closes after every answer: each envelope once, one write each, not a resend of the rest each time", async () => {
   const ingest = rawIngest((body) => OK(body, "connection: close\r\n"));
   const pipeline = new EnvelopePipeline(ingest.url);
@@ -396,7 +371,7 @@ Deno.test("a batch goes out byte-exact, a head that is not ASCII included", asyn
     }
   })();
   const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`;
-  // No linger: sent in one turn, they share a write all the same.
+  // Sent in one turn, they share a write.
   const pipeline = new EnvelopePipeline(url);
   try {
     const answers = await Promise.all([
