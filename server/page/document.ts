@@ -50,44 +50,42 @@ export function createDocumentRenderer(
   const nonces = isNonce.filter(Boolean).length;
   const heads = isNonce.length - nonces;
   return (parts) => {
-    const nonce = textPart(parts.nonce);
-    const head = textPart(parts.headTags);
-    const out = new Uint8Array(fixedLength + nonces * nonce.length + heads * head.length);
+    const { nonce, headTags } = parts;
+    // Room for the worst case (UTF-8 takes at most 3 bytes per UTF-16 unit); the document is the
+    // part written. Measuring the parts first cost more than the spare bytes: a scan of the
+    // ~320-character trace meta tags was about 2 µs of a traced page's CPU.
+    const out = new Uint8Array(
+      fixedLength + 3 * (nonces * nonce.length + heads * headTags.length),
+    );
     out.set(fixed[0]);
     let at = fixed[0].length;
+    // Each part is encoded once, where it first goes; its other places copy those bytes.
+    let nonceAt = -1;
+    let nonceBytes = 0;
+    let headAt = -1;
+    let headBytes = 0;
     for (let i = 0; i < isNonce.length; i++) {
-      at = writePart(out, at, isNonce[i] ? nonce : head);
+      if (isNonce[i]) {
+        if (nonceAt === -1) {
+          nonceAt = at;
+          nonceBytes = encoder.encodeInto(nonce, out.subarray(at)).written;
+        } else out.copyWithin(at, nonceAt, nonceAt + nonceBytes);
+        at += nonceBytes;
+      } else {
+        if (headAt === -1) {
+          headAt = at;
+          headBytes = encoder.encodeInto(headTags, out.subarray(at)).written;
+        } else out.copyWithin(at, headAt, headAt + headBytes);
+        at += headBytes;
+      }
       out.set(fixed[i + 1], at);
       at += fixed[i + 1].length;
     }
-    return out;
+    return at === out.length ? out : out.subarray(0, at);
   };
 }
 
 const encoder = new TextEncoder();
-
-// A request's parts are ASCII in practice (base64, hex ids, percent-encoded baggage): those are
-// written straight into the document's buffer, their length known in advance; anything else is
-// encoded first. A native test and `encodeInto` take ~0.3 µs for the ~320 characters of the
-// trace meta tags, a loop over char codes ~1.1 µs.
-// Anything but printable ASCII and whitespace goes through the encoder (other control
-// characters never occur in these parts; the encoder handles them correctly all the same).
-const NOT_ASCII = /[^\x20-\x7e\t\n\r]/;
-
-function textPart(text: string): string | Uint8Array {
-  return NOT_ASCII.test(text) ? encoder.encode(text) : text;
-}
-
-function writePart(out: Uint8Array, at: number, part: string | Uint8Array): number {
-  if (typeof part !== "string") {
-    out.set(part, at);
-    return at + part.length;
-  }
-  // A nonce (24 characters) is copied faster by hand than through a subarray.
-  if (part.length > 64) return at + encoder.encodeInto(part, out.subarray(at)).written;
-  for (let i = 0; i < part.length; i++) out[at + i] = part.charCodeAt(i);
-  return at + part.length;
-}
 
 function documentTemplate(manifest: Manifest, options: RenderOptions): string {
   const nonce = `nonce="${NONCE}"`;

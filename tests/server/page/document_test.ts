@@ -59,16 +59,20 @@ Deno.test("createDocumentRenderer: the bytes are the UTF-8 of the document, what
     { nonce: "n", headTags: '<meta name="baggage" content="a=b">' },
     { nonce: "n", headTags: '<meta content="é🚀">' },
     { nonce: "", headTags: "x" },
-    // Longer than the hand-copied length: written with encodeInto.
     { nonce: "n", headTags: `<meta name="baggage" content="${"a=b,".repeat(80)}">` },
     { nonce: "n".repeat(70), headTags: `<meta content="${"é🚀".repeat(40)}">` },
+    // The worst case per UTF-16 unit: 3 bytes (a lone surrogate becomes U+FFFD).
+    { nonce: "\ud800".repeat(9), headTags: "\udfff".repeat(50) },
   ];
   for (const part of parts) {
     const bytes = render(part);
     const html = decoder.decode(bytes);
     assert.deepEqual(bytes, new TextEncoder().encode(html), "exact length, no stray bytes");
-    assert.ok(html.includes(`nonce="${part.nonce}"`));
-    assert.ok(html.includes(`${part.headTags}\n<link rel="stylesheet"`));
+    const nonce = part.nonce.toWellFormed();
+    assert.equal(html.split(`nonce="${nonce}"`).length - 1, html.split("nonce=").length - 1);
+    assert.ok(html.split("nonce=").length > 2, "several places take the nonce");
+    const head = part.headTags.toWellFormed();
+    assert.ok(html.includes(`${head}\n<link rel="stylesheet"`));
     assert.ok(html.includes("<title>Café ✓</title>") && html.includes("<p>naïve 🚀</p>"));
     assert.ok(html.endsWith("</html>"));
   }
