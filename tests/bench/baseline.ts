@@ -9,12 +9,21 @@
  *   a fresh CSP nonce (16 random bytes, base64) written into the pre-encoded page bytes and into
  *   the CSP header, and a fresh `X-Request-Id`. So the gap to the app is what the app adds
  *   (routing, limits, request log, monitoring), not what this response costs on the platform.
+ * - floor (a third argument, `floor`): the identical response, plus the least any app does with
+ *   the request before it can answer: Deno builds the `Request` (a handler that takes no
+ *   argument skips it), and the handler reads the method, the URL and the Host and
+ *   X-Request-Id headers, the last echoed when the client sent one, as the app does. Read the
+ *   cheapest way known (the app's own request_headers.ts). No checks, routing or log: the gap
+ *   from the identical baseline to this one is what no app can avoid, the gap from this one to
+ *   the app is what the app chooses to do.
  *
- *   deno run --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS tests/bench/baseline.ts PAGE [HEADERS]
+ *   deno run --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS tests/bench/baseline.ts PAGE \
+ *     [HEADERS [floor]]
  *
  * Prints one JSON line `{"port":N}` once it listens.
  */
 import { nonceSplicer } from "./nonce_splice.ts";
+import { requestHeader } from "../../server/http/request_headers.ts";
 
 const page = await Deno.readTextFile(Deno.args[0]);
 const fixed: Record<string, string> = Deno.args[1] === undefined
@@ -23,6 +32,8 @@ const fixed: Record<string, string> = Deno.args[1] === undefined
 
 const handler = Deno.args[1] === undefined
   ? () => new Response(page, { headers: fixed })
+  : Deno.args[2] === "floor"
+  ? floorHandler(page, fixed)
   : identicalHandler(page, fixed);
 
 Deno.serve({
@@ -40,6 +51,29 @@ function identicalHandler(page: string, headers: Record<string, string>) {
     const { body, csp } = splice(nonce);
     return new Response(body, {
       headers: { ...headers, "content-security-policy": csp, "x-request-id": crypto.randomUUID() },
+    });
+  };
+}
+
+// Only ids the app would echo (request_log.ts): a client's id is never sent back unchecked.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function floorHandler(page: string, headers: Record<string, string>) {
+  const splice = nonceSplicer(page, headers["content-security-policy"] ?? "");
+  const random = new Uint8Array(16);
+  let seen = 0;
+  return (req: Request) => {
+    // Read as an app reads them to route (kept in a sum, so no read can be left out).
+    seen += req.method.length + req.url.length + (requestHeader(req, "host")?.length ?? 0);
+    const incoming = requestHeader(req, "x-request-id");
+    const nonce = (crypto.getRandomValues(random) as Uint8Array & { toBase64(): string })
+      .toBase64();
+    const { body, csp } = splice(nonce);
+    const requestId = incoming !== null && REQUEST_ID.test(incoming)
+      ? incoming
+      : crypto.randomUUID();
+    return new Response(body, {
+      headers: { ...headers, "content-security-policy": csp, "x-request-id": requestId },
     });
   };
 }

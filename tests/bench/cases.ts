@@ -70,6 +70,14 @@ export async function startCases(inputs: CaseInputs) {
       pinning?.servers,
     ),
   );
+  const floor = keep(
+    await startScript(
+      "baseline.ts",
+      ["--allow-net=127.0.0.1", `--allow-read=${bodies}`],
+      [`${bodies}/page.html`, `${bodies}/page-headers.json`, "floor"],
+      pinning?.servers,
+    ),
+  );
   const baseline = keep(
     await startScript(
       "baseline.ts",
@@ -91,6 +99,11 @@ export async function startCases(inputs: CaseInputs) {
       label: "GET / identical-response baseline",
       url: identical.url,
       server: identical,
+    },
+    floor: {
+      label: "GET / floor: identical + request read",
+      url: floor.url,
+      server: floor,
     },
     pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
     page: { label: "GET / app, monitoring on (default rate)", url: appPage.url, server: appPage },

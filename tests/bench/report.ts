@@ -39,6 +39,8 @@ export interface TargetResult {
   readonly met: boolean;
   /** For a missed target: how far off, in words. */
   readonly shortBy?: string;
+  /** For a missed target: what this run measured that explains it. */
+  readonly why?: string;
 }
 
 /** Requests per second of one run. */
@@ -134,6 +136,11 @@ export function formatTable(
       ]),
     ]),
   );
+  const explained = targets.filter((t) => !t.met && t.why !== undefined);
+  if (explained.length > 0) {
+    lines.push("", "why the missed ones are missed (figures from this run):");
+    for (const t of explained) lines.push(`- ${t.name}: ${t.why}`);
+  }
   return lines.join("\n");
 }
 
