@@ -5,7 +5,7 @@
  * traced request; the SDK's client still sends the envelope (transport, rate limits, flush).
  */
 import type { DynamicSamplingContext, Envelope, Event, SdkInfo } from "@sentry/core";
-import { randomBytes } from "../random_bytes.ts";
+import { randomHex } from "../random_bytes.ts";
 
 /** The trace a request belongs to, as the server decided it. */
 export interface RequestTrace {
@@ -44,12 +44,12 @@ export interface TransactionDefaults {
 
 /** A new random trace id: 32 lowercase hex digits. */
 export function newTraceId(): string {
-  return randomBytes(16).toHex();
+  return randomHex(16);
 }
 
 /** A new random span id: 16 lowercase hex digits. */
 export function newSpanId(): string {
-  return randomBytes(8).toHex();
+  return randomHex(8);
 }
 
 /**

@@ -51,9 +51,9 @@ export function createDocumentRenderer(
   const heads = isNonce.length - nonces;
   return (parts) => {
     const { nonce, headTags } = parts;
-    // Room for the worst case (UTF-8 takes at most 3 bytes per UTF-16 unit); the document is the
-    // part written. Measuring the parts first cost more than the spare bytes: a scan of the
-    // ~320-character trace meta tags was about 2 µs of a traced page's CPU.
+    // Room for the worst case (UTF-8 takes at most 3 bytes per UTF-16 unit); the answer is the
+    // bytes written, a view of their length. Measuring the parts first cost more than the spare
+    // room: a scan of the ~320-character trace meta tags was about 2 µs of a traced page's CPU.
     const out = new Uint8Array(
       fixedLength + 3 * (nonces * nonce.length + heads * headTags.length),
     );

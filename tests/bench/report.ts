@@ -138,7 +138,7 @@ export function formatTable(
   );
   const explained = targets.filter((t) => !t.met && t.why !== undefined);
   if (explained.length > 0) {
-    lines.push("", "why the missed ones are missed (figures from this run):");
+    lines.push("", "why the missed ones are missed, with figures from this run:");
     for (const t of explained) lines.push(`- ${t.name}: ${t.why}`);
   }
   return lines.join("\n");
