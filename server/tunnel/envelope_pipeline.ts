@@ -23,7 +23,7 @@
  * from then on.
  */
 import type { AbortSwitch } from "./abort_switch.ts";
-import { requestHead, writeAll } from "./http1_request.ts";
+import { requestHead, writeAll, writeHead } from "./http1_request.ts";
 import { type ParsedResponse, ResponseParser } from "./http1_response.ts";
 import {
   connect,
@@ -69,7 +69,7 @@ export interface PipelineStats {
 interface Pending {
   /** The request head, framing included; encoded with the body into the batch's one write. */
   readonly head: string;
-  /** Its length in UTF-8. */
+  /** Its length on the wire: one byte per character (writeHead). */
   readonly headBytes: number;
   readonly body: Bytes;
   /** The body's length when it was sent, which its head declares: exactly this much is written. */
@@ -92,10 +92,6 @@ interface Lane {
   /** The ingest closed with envelopes unanswered: the next batch carries one. */
   single: boolean;
 }
-
-const encoder = new TextEncoder();
-// deno-lint-ignore no-control-regex
-const ASCII = /^[\x00-\x7f]*$/;
 
 /** A pipelined sender of envelopes to one ingest URL. */
 export class EnvelopePipeline {
@@ -153,7 +149,7 @@ export class EnvelopePipeline {
     const framed = `${head}content-length: ${bodyBytes}\r\n\r\n`;
     // The envelope is not copied here: the batch it goes out in is built with one buffer for all
     // (each ArrayBuffer V8 makes costs about a microsecond, and its memory is freed late).
-    const headBytes = ASCII.test(framed) ? framed.length : encoder.encode(framed).byteLength;
+    const headBytes = framed.length; // one byte per character (writeHead)
     const { promise, resolve, reject } = Promise.withResolvers<ParsedResponse>();
     const pending: Pending = {
       head: framed,
@@ -393,7 +389,7 @@ function frame(batch: readonly Pending[]): Bytes {
   const out = new Uint8Array(length);
   let at = 0;
   for (const pending of batch) {
-    encoder.encodeInto(pending.head, out.subarray(at, at + pending.headBytes));
+    writeHead(out, at, pending.head);
     at += pending.headBytes;
     // The declared length, whatever became of the body since: a body changed after send() must
     // not desync the connection (it would carry a request of its own to the ingest).

@@ -3,7 +3,11 @@
  * and the body written whole or chunked.
  */
 
-const SAFE_HEADER = /^[^\r\n\0]*$/;
+// No CR, LF or NUL (they could split the head), and nothing above U+00FF: header values are byte
+// strings, one character per byte, and `fetch` refuses any other with a TypeError too.
+const SAFE_HEADER = /^[^\r\n\0\u0100-\uffff]*$/;
+// deno-lint-ignore no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
 const encoder = new TextEncoder();
 const CRLF = encoder.encode("\r\n");
 const LAST_CHUNK = encoder.encode("0\r\n\r\n");
@@ -11,7 +15,8 @@ const LAST_CHUNK = encoder.encode("0\r\n\r\n");
 /**
  * The request head up to (not including) its framing header, after `headStart` (the request
  * line and Host), or undefined for a request this client leaves to `fetch`. A header value
- * that could split the head is a TypeError, as in `fetch`.
+ * that could split the head, or that is not a byte string, is a TypeError, as in `fetch`.
+ * Write it with {@link writeHead}: one byte per character.
  */
 export function requestHead(headStart: string, init: RequestInit): string | undefined {
   if ((init.method ?? "GET").toUpperCase() !== "POST") return undefined;
@@ -38,6 +43,29 @@ export function requestHead(headStart: string, init: RequestInit): string | unde
     head += `${name}: ${value}\r\n`;
   }
   return head;
+}
+
+/**
+ * Write a head built by {@link requestHead} into `out` at `at`, one byte per character, as
+ * `fetch` sends a header: a client's `User-Agent` with a byte 0xE9 (which Deno hands over as "é")
+ * goes on as 0xE9, not as UTF-8's two bytes. `out` must have `head.length` bytes of room.
+ *
+ * @example
+ * const out = new Uint8Array(head.length); writeHead(out, 0, head);
+ */
+export function writeHead(out: Uint8Array, at: number, head: string): void {
+  if (ASCII.test(head)) {
+    encoder.encodeInto(head, out.subarray(at, at + head.length));
+    return;
+  }
+  for (let i = 0; i < head.length; i++) out[at + i] = head.charCodeAt(i);
+}
+
+/** A head built by {@link requestHead} as the bytes it is sent as (see {@link writeHead}). */
+export function headBytes(head: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(head.length);
+  writeHead(out, 0, head);
+  return out;
 }
 
 /** Write all of `bytes`, however the socket splits them. */

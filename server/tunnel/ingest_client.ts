@@ -14,7 +14,7 @@
  * ingest close it, and does not hold the process open (it is unref'd); one idle for longer than
  * ingests commonly keep them is closed instead of reused.
  */
-import { requestHead, writeAll, writeChunked } from "./http1_request.ts";
+import { headBytes, requestHead, writeAll, writeChunked, writeHead } from "./http1_request.ts";
 import { ResponseParser, toResponse } from "./http1_response.ts";
 import {
   connect,
@@ -68,7 +68,6 @@ interface Connection {
 
 // Targets are built from configured DSNs, so this only stops a misuse from growing forever.
 const MAX_TARGETS = 64;
-const encoder = new TextEncoder();
 const clients = new WeakMap<typeof fetch, IngestClient>();
 
 /**
@@ -221,19 +220,16 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     let upload: Promise<void> | undefined;
     if (body instanceof ReadableStream) {
       uploaded = false;
-      await writeFirst(c, encoder.encode(`${head}transfer-encoding: chunked\r\n\r\n`));
+      await writeFirst(c, headBytes(`${head}transfer-encoding: chunked\r\n\r\n`));
       upload = writeChunked(c.conn, body, () => c.closed).then(() => void (uploaded = true));
       // A failed upload (the client went away) must break the connection, never end the body.
       upload.catch(() => closeConnection(c));
     } else {
       const length = body?.byteLength ?? 0;
-      const headBytes = encoder.encode(`${head}content-length: ${length}\r\n\r\n`);
-      let whole = headBytes;
-      if (length > 0) {
-        whole = new Uint8Array(headBytes.byteLength + length);
-        whole.set(headBytes);
-        whole.set(body!, headBytes.byteLength);
-      }
+      const framed = `${head}content-length: ${length}\r\n\r\n`;
+      const whole = new Uint8Array(framed.length + length);
+      writeHead(whole, 0, framed);
+      if (length > 0) whole.set(body!, framed.length);
       await writeFirst(c, whole);
     }
     let step;

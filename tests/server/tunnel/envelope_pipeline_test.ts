@@ -337,7 +337,7 @@ Deno.test("an answer cut at the size cap: the connection is not used again", asy
   }
 });
 
-Deno.test("a batch goes out byte-exact, a head that is not ASCII included", async () => {
+Deno.test("a batch goes out byte-exact, a head with bytes over 0x7f included (one byte each, as fetch)", async () => {
   // Reads requests off the wire by bytes (not text) and answers each in turn.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const requests: Uint8Array[] = [];
@@ -375,15 +375,21 @@ Deno.test("a batch goes out byte-exact, a head that is not ASCII included", asyn
   const pipeline = new EnvelopePipeline(url);
   try {
     const answers = await Promise.all([
-      pipeline.send(encoder.encode("première"), { "x-note": "café ☕" }),
+      pipeline.send(encoder.encode("première"), { "x-note": "caf\u00e9 \u00ff" }),
       pipeline.send(encoder.encode("second"), { "x-note": "plain" }),
     ]);
     assert.deepEqual(answers.map((a) => a.status), [200, 200]);
     assert.equal(pipeline.stats.batches, 1, "both in one write");
-    const [first, second] = requests.map((bytes) => decoder.decode(bytes));
-    assert.match(first, /\r\nx-note: café ☕\r\n/);
+    // One character per byte: 0xE9 and 0xFF on the wire, not UTF-8's pairs.
+    const [first, second] = requests.map((bytes) => new TextDecoder("latin1").decode(bytes));
+    assert.match(first, /\r\nx-note: caf\u00e9 \u00ff\r\n/);
+    const body = encoder.encode("première");
     assert.ok(
-      first.endsWith(`content-length: ${encoder.encode("première").length}\r\n\r\npremière`),
+      first.endsWith(
+        `content-length: ${body.length}\r\n\r\n`.concat(
+          ...[...body].map((b) => String.fromCharCode(b)),
+        ),
+      ),
     );
     assert.ok(second.startsWith("POST /api/1/envelope/ HTTP/1.1\r\n"));
     assert.ok(second.endsWith("\r\n\r\nsecond"));
@@ -412,6 +418,20 @@ Deno.test("a body changed after send cannot desync the connection: the length it
     const second = pipeline.send(encoder.encode("next"), headers);
     assert.deepEqual([text(await first), text(await second)], ["hello", "next"]);
     assert.deepEqual(ingest.received.map((r) => r.body), ["hello", "next"]);
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("a header value that is not a byte string is a TypeError, as from fetch; nothing is sent", async () => {
+  const ingest = rawIngest((body) => OK(body));
+  const pipeline = new EnvelopePipeline(ingest.url);
+  try {
+    assert.throws(() => pipeline.send(encoder.encode("x"), { "x-note": "cup \u2615" }), TypeError);
+    const answer = await pipeline.send(encoder.encode("after"), { "x-note": "plain" });
+    assert.equal(answer.status, 200);
+    assert.equal(pipeline.stats.batches, 1, "only the valid envelope went out");
   } finally {
     pipeline.close();
     await ingest.close();

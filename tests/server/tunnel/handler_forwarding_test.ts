@@ -30,7 +30,8 @@ test("forwards envelopes byte for byte, sent with Content-Length and chunked", a
       const envelope = buildEnvelope(ingest.dsn(), randomBytes(size));
       const answer = await post(tunnel.url, chunked ? chunkedStream(envelope) : envelope, {
         "content-type": "text/plain;charset=UTF-8",
-        "user-agent": "tunnel-test/1.0",
+        // A byte over 0x7f (é) must reach the ingest as the same byte.
+        "user-agent": "tunnel-test/1.0 caf\u00e9",
       });
       assert.equal(answer.status, 200, `${size} ${chunked}: ${answer.text}`);
       assert.match(JSON.parse(answer.text).id, /^[0-9a-f]{32}$/);
@@ -43,7 +44,7 @@ test("forwards envelopes byte for byte, sent with Content-Length and chunked", a
     assert.equal(request.method, "POST");
     assert.equal(request.path, "/api/1/envelope/");
     assert.equal(request.headers.get("content-type"), "application/x-sentry-envelope");
-    assert.equal(request.headers.get("user-agent"), "tunnel-test/1.0");
+    assert.equal(request.headers.get("user-agent"), "tunnel-test/1.0 caf\u00e9");
     assert.equal(request.headers.get("x-sentry-forwarded-for"), "127.0.0.1");
     assert.equal(request.headers.get("content-encoding"), null);
   }

@@ -12,6 +12,8 @@ function test(name: string, fn: () => Promise<void>) {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// Heads are read one character per byte, so a test sees the bytes that were sent.
+const bytewise = new TextDecoder("latin1");
 
 interface Seen {
   readonly connection: number;
@@ -54,12 +56,12 @@ function startScriptedIngest(script: Script): ScriptedIngest {
     const buf = new Uint8Array(65536);
     try {
       for (;;) {
-        let text = decoder.decode(buffered);
+        let text = bytewise.decode(buffered);
         while (!text.includes("\r\n\r\n")) {
           const n = await conn.read(buf);
           if (n === null) return conn.close();
           buffered = concat(buffered, buf.subarray(0, n));
-          text = decoder.decode(buffered);
+          text = bytewise.decode(buffered);
         }
         const headEnd = text.indexOf("\r\n\r\n") + 4;
         const head = text.slice(0, headEnd);
@@ -130,6 +132,46 @@ test("keep-alive: sequential requests share one connection", async () => {
     assert.match(head, /\r\nhost: 127\.0\.0\.1:\d+\r\n/);
     assert.match(head, /\r\ncontent-length: 10\r\n/);
     assert.match(head, /\r\nuser-agent: t\r\n/);
+  });
+});
+
+test("header values go on one byte per character, as fetch sends them; others are refused", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  await withClient(async (client) => {
+    // Deno hands a request header's byte 0xE9 over as "é" (U+00E9); the ingest must get 0xE9.
+    for (const body of ["whole", ReadableStream.from([encoder.encode("streamed")])]) {
+      const response = await client.fetch(ingest.url, {
+        method: "POST",
+        headers: { "user-agent": "caf\u00e9/1.0 \u00ff" },
+        body: typeof body === "string" ? encoder.encode(body) : body,
+        redirect: "manual",
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    }
+    // This ingest reads no chunked bodies: the streamed one's chunks are left as a third "request".
+    const [whole, streamed] = ingest.seen;
+    assert.match(streamed.head, /\r\ntransfer-encoding: chunked\r\n/);
+    for (const seen of [whole, streamed]) {
+      assert.match(
+        seen.head,
+        /\r\nuser-agent: caf\u00e9\/1\.0 \u00ff\r\n/,
+        "0xE9 and 0xFF, not UTF-8",
+      );
+    }
+    const sent = ingest.seen.length;
+    // Not a byte string: a TypeError, as from fetch, and nothing is sent.
+    await assert.rejects(
+      client.fetch(ingest.url, {
+        method: "POST",
+        headers: { "user-agent": "cup \u2615" },
+        body: encoder.encode("x"),
+        redirect: "manual",
+      }),
+      TypeError,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(ingest.seen.length, sent, "nothing more was sent");
   });
 });
 
