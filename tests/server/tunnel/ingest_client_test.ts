@@ -135,7 +135,7 @@ test("keep-alive: sequential requests share one connection", async () => {
   });
 });
 
-test("header values go on one byte per character, as fetch sends them; others are refused", async () => {
+test("header values go on one byte per character, as fetch sends them", async () => {
   await using ingest = startScriptedIngest(() => ({ answer: OK }));
   await withClient(async (client) => {
     // Deno hands a request header's byte 0xE9 over as "é" (U+00E9); the ingest must get 0xE9.
@@ -159,19 +159,6 @@ test("header values go on one byte per character, as fetch sends them; others ar
         "0xE9 and 0xFF, not UTF-8",
       );
     }
-    const sent = ingest.seen.length;
-    // Not a byte string: a TypeError, as from fetch, and nothing is sent.
-    await assert.rejects(
-      client.fetch(ingest.url, {
-        method: "POST",
-        headers: { "user-agent": "cup \u2615" },
-        body: encoder.encode("x"),
-        redirect: "manual",
-      }),
-      TypeError,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(ingest.seen.length, sent, "nothing more was sent");
   });
 });
 
@@ -303,18 +290,21 @@ test("an unreachable ingest is a TypeError; an aborted request rejects with the 
   });
 });
 
-test("header values that could split the request are refused before anything is sent", async () => {
+test("header values that could split the request, or are not byte strings, are refused before anything is sent", async () => {
   await using ingest = startScriptedIngest(() => ({ answer: OK }));
   await withClient(async (client) => {
-    await assert.rejects(
-      client.fetch(ingest.url, {
-        method: "POST",
-        headers: { "user-agent": "a\r\nx-injected: 1" },
-        body: encoder.encode("a"),
-        redirect: "manual",
-      }),
-      TypeError,
-    );
+    // A TypeError, as from fetch.
+    for (const value of ["a\r\nx-injected: 1", "cup \u2615"]) {
+      await assert.rejects(
+        client.fetch(ingest.url, {
+          method: "POST",
+          headers: { "user-agent": value },
+          body: encoder.encode("a"),
+          redirect: "manual",
+        }),
+        TypeError,
+      );
+    }
     assert.equal(ingest.connections, 0);
   });
 });
