@@ -67,10 +67,11 @@ export interface PipelineStats {
 }
 
 interface Pending {
-  /** The request head, framing included; encoded with the body into the batch's one write. */
+  /**
+   * The request head, framing included; written with the body into the batch's one write, one
+   * byte per character (writeHead), so its length is its size on the wire.
+   */
   readonly head: string;
-  /** Its length on the wire: one byte per character (writeHead). */
-  readonly headBytes: number;
   readonly body: Bytes;
   /** The body's length when it was sent, which its head declares: exactly this much is written. */
   readonly bodyBytes: number;
@@ -149,11 +150,9 @@ export class EnvelopePipeline {
     const framed = `${head}content-length: ${bodyBytes}\r\n\r\n`;
     // The envelope is not copied here: the batch it goes out in is built with one buffer for all
     // (each ArrayBuffer V8 makes costs about a microsecond, and its memory is freed late).
-    const headBytes = framed.length; // one byte per character (writeHead)
     const { promise, resolve, reject } = Promise.withResolvers<ParsedResponse>();
     const pending: Pending = {
       head: framed,
-      headBytes,
       body,
       bodyBytes,
       resolve,
@@ -385,12 +384,12 @@ export class NotPipelined extends TypeError {
 // One buffer with every request of the batch, heads encoded straight into it.
 function frame(batch: readonly Pending[]): Bytes {
   let length = 0;
-  for (const pending of batch) length += pending.headBytes + pending.bodyBytes;
+  for (const pending of batch) length += pending.head.length + pending.bodyBytes;
   const out = new Uint8Array(length);
   let at = 0;
   for (const pending of batch) {
     writeHead(out, at, pending.head);
-    at += pending.headBytes;
+    at += pending.head.length;
     // The declared length, whatever became of the body since: a body changed after send() must
     // not desync the connection (it would carry a request of its own to the ingest).
     out.set(pending.body.subarray(0, pending.bodyBytes), at);
