@@ -13,7 +13,7 @@
  * @example
  * contentLength(new Headers({ "content-length": "42" })); // 42
  */
-export function contentLength(headers: Headers): number | null {
+export function contentLength(headers: Pick<Headers, "get">): number | null {
   const value = headers.get("content-length");
   return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : null;
 }

@@ -44,6 +44,7 @@ import {
   upstreamHeaders,
 } from "./policy.ts";
 import { contentLength } from "../http/content_length.ts";
+import { requestHeader } from "../http/request_headers.ts";
 import type { RequestContext } from "../http/request_context.ts";
 import { headerValue, type ParsedResponse } from "./http1_response.ts";
 
@@ -144,8 +145,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 
   async function forward(
-    req: Request,
-    clientIp: string | undefined,
+    headers: Record<string, string>,
     t: Transfer,
     format: HeadFormat | null,
     send: Send,
@@ -159,7 +159,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const body = await collectSmallBody(t, head.read, ownClient);
     t.forwarding = true;
     const url = ingestUrl(dsn, "envelope");
-    const headers = upstreamHeaders(req.headers, clientIp);
     // Envelopes read whole go out pipelined with the tunnel's own client. Never resent: a
     // browser's envelope may carry items without an event id (sessions), so a connection that
     // broke before the answer gives 502.
@@ -196,9 +195,11 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
 
   return async function tunnelEnvelope(req, info, ctx) {
     const send: Send = ctx ? (body, status, headers) => ctx.send(body, status, headers) : plainSend;
-    const declaredBytes = contentLength(req.headers);
-    const format = decoderFormat(req.headers.get("content-encoding"));
-    const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
+    // Read from Deno's request record, not req.headers (see server/http/request_headers.ts).
+    const headers = { get: (name: string) => requestHeader(req, name) };
+    const declaredBytes = contentLength(headers);
+    const format = decoderFormat(headers.get("content-encoding"));
+    const clientIp = clientAddress(headers, info.remoteAddr, options.trustProxy);
     const early = precheck(limits, declaredBytes, format) ??
       overLimit(limiter, clientIp, performance.now());
     if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
@@ -206,6 +207,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       req.body?.cancel().catch(ignore);
       return reject(ctx?.requestId, early ?? HEADER_MISSING, declaredBytes ?? 0, send);
     }
+    const upstream = upstreamHeaders(headers, clientIp);
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
     deadlines.add(t);
     let slot = false;
@@ -215,7 +217,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
         await slots.take(t);
         slot = true;
       }
-      const outcome = await forward(req, clientIp, t, format, send);
+      const outcome = await forward(upstream, t, format, send);
       const bytes = t.declaredBytes ?? t.received;
       if (!(outcome instanceof Response)) return reject(ctx?.requestId, outcome, bytes, send);
       if (!outcome.ok) {

@@ -31,6 +31,9 @@ export const NOT_DECODABLE: Rejection = {
   reason: "envelope body could not be decompressed",
 };
 
+/** Where request headers are read from: a Headers, or Deno's request record. */
+export type HeaderReader = Pick<Headers, "get">;
+
 const ENVELOPE_CONTENT_TYPE = "application/x-sentry-envelope";
 
 // A Map, not an object: the key is the client's Content-Encoding.
@@ -118,7 +121,7 @@ const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
  * proxy. Both X-Sentry-Forwarded-For and the rate limit use it.
  */
 export function clientAddress(
-  headers: Headers,
+  headers: HeaderReader,
   addr: Deno.Addr,
   trustProxy: boolean,
 ): string | undefined {
@@ -134,7 +137,7 @@ export function clientAddress(
  * and validates either way, and the record skips building one more Headers per envelope.
  */
 export function upstreamHeaders(
-  headers: Headers,
+  headers: HeaderReader,
   clientIp: string | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = { "content-type": ENVELOPE_CONTENT_TYPE };

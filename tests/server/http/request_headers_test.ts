@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { requestHeader, requestHeaderBytes } from "../../../server/http/request_headers.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
 import { fixtureApp } from "../../fixtures/app.ts";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { spyOnHeaders } from "../../support/header_spy.ts";
 
 // The names read; a request carries any of them but Host (a second Host is refused with 400).
@@ -130,6 +131,47 @@ Deno.test("the app answers pages, assets and refusals without touching req.heade
       assert.equal(res.status, status, path);
     }
     assert.deepEqual(spy.touched, []);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("the tunnel forwards and refuses envelopes without touching req.headers", async () => {
+  const dsn = "http://public@127.0.0.1:9/1";
+  const forwarded: Headers[] = [];
+  const ingest: typeof fetch = async (_url, init) => {
+    forwarded.push(new Headers(init?.headers));
+    await new Response(init?.body).arrayBuffer();
+    return Response.json({ id: "0".repeat(32) });
+  };
+  const { app } = await fixtureApp({ config: loadConfig({ SENTRY_DSN: dsn }), fetch: ingest });
+  const spy = spyOnHeaders(app);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, spy.handler);
+  const envelope = (of: string) =>
+    new TextEncoder().encode(`{"dsn":"${of}"}\n{"type":"event"}\n{}`);
+  const gzipped = await new Response(
+    new Blob([envelope(dsn)]).stream().pipeThrough(new CompressionStream("gzip")),
+  ).bytes();
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/monitoring`;
+    const asked: [RequestInit, number][] = [
+      [{ body: envelope(dsn), headers: { "user-agent": "spy-agent" } }, 200],
+      [{ body: gzipped, headers: { "content-encoding": "gzip" } }, 200],
+      [{ body: new Blob([envelope(dsn)]).stream() }, 200],
+      [{ body: envelope("http://other@127.0.0.1:9/2") }, 403],
+      [{ body: envelope(dsn), headers: { "content-encoding": "zstd" } }, 415],
+    ];
+    for (const [init, status] of asked) {
+      const res = await fetch(url, { method: "POST", ...init });
+      await res.body?.cancel();
+      assert.equal(res.status, status, JSON.stringify(init.headers));
+    }
+    assert.deepEqual(spy.touched, []);
+    // What the tunnel read from the record reached the ingest.
+    assert.equal(forwarded.length, 3);
+    assert.equal(forwarded[0].get("user-agent"), "spy-agent");
+    assert.equal(forwarded[0].get("x-sentry-forwarded-for"), "127.0.0.1");
+    assert.equal(forwarded[1].get("content-encoding"), "gzip");
   } finally {
     await server.shutdown();
   }
