@@ -116,6 +116,23 @@ Deno.test("a head over its cap is an error, however it arrives", () => {
   assert.equal(step.kind, "error");
 });
 
+Deno.test("the head cap holds to the byte, wherever the reads split it", () => {
+  // Heads of cap - 1, cap and cap + 1 bytes (terminator not counted): the first two pass, the
+  // last fails, whole or split in two at any byte, so the terminator's bytes never count.
+  const cap = 64;
+  for (const size of [cap - 1, cap, cap + 1]) {
+    const start = "HTTP/1.1 204 No Content\r\nX: ";
+    const bytes = encoder.encode(`${start}${"a".repeat(size - start.length)}\r\n\r\n`);
+    const expected = size <= cap ? "done" : "error";
+    for (let split = 0; split <= bytes.byteLength; split++) {
+      const parser = new ResponseParser(cap, 1024);
+      let step = parser.push(bytes.subarray(0, split));
+      if (step.kind === "more") step = parser.push(bytes.subarray(split));
+      assert.equal(step.kind, expected, `head of ${size} bytes split at ${split}`);
+    }
+  }
+});
+
 Deno.test("a body over its cap stops at cap + 1 bytes, for every framing", () => {
   const cases = [
     "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + "a".repeat(100),
