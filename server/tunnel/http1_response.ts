@@ -38,6 +38,8 @@ const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 // deno-lint-ignore no-control-regex
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [^\x00-\x08\x0a-\x1f\x7f]*)?$/;
 const MAX_CHUNK_LINE = 1024;
+// Interim answers before the real one: an ingest sends 100 Continue or 103 Early Hints, once.
+const MAX_INTERIM = 8;
 
 type Phase = "head" | "length" | "chunk-size" | "chunk-data" | "chunk-end" | "trailers" | "close";
 
@@ -64,6 +66,10 @@ export class ResponseParser {
   #body: GrowableBytes | undefined;
   #left = 0;
   #line = "";
+  #interim = 0;
+  // Bytes of chunk-size lines, chunk ends and trailers so far, held to the head's cap: without
+  // it, endless trailers or 1-byte chunks with long extensions would only end at the timeout.
+  #framingBytes = 0;
   #finished: ParseStep | undefined;
 
   constructor(readonly maxHeadBytes: number, readonly maxBodyBytes: number) {}
@@ -119,7 +125,11 @@ export class ResponseParser {
     const used = at + (end + 4 - before);
     this.#headBytes = undefined;
     // An interim answer (100 Continue, 103 Early Hints): the real one follows.
-    if (head.status < 200) return head.status === 101 ? { kind: "error", reason: "101" } : used;
+    if (head.status < 200) {
+      if (head.status === 101) return { kind: "error", reason: "101" };
+      if (++this.#interim > MAX_INTERIM) return { kind: "error", reason: "too many 1xx answers" };
+      return used;
+    }
     const framing = bodyFraming(head);
     if (typeof framing === "object") return { kind: "error", reason: framing.error };
     this.#head = head;
@@ -171,6 +181,10 @@ export class ResponseParser {
     const stop = lf < 0 ? bytes.byteLength : lf + 1;
     for (let i = at; i < stop; i++) this.#line += String.fromCharCode(bytes[i]);
     if (this.#line.length > MAX_CHUNK_LINE) return { kind: "error", reason: "chunk line too long" };
+    this.#framingBytes += stop - at;
+    if (this.#framingBytes > this.maxHeadBytes) {
+      return { kind: "error", reason: "chunk framing and trailers too large" };
+    }
     if (lf < 0) return stop;
     if (!this.#line.endsWith("\r\n")) return { kind: "error", reason: "bare LF in chunked body" };
     const line = this.#line.slice(0, -2);

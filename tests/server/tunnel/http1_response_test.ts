@@ -133,6 +133,21 @@ Deno.test("the head cap holds to the byte, wherever the reads split it", () => {
   }
 });
 
+Deno.test("interim answers, chunk framing and trailers are bounded, not only by the timeout", () => {
+  const final = "HTTP/1.1 204 No Content\r\n\r\n";
+  const interim = "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n";
+  assert.equal(parse(interim.repeat(8) + final).kind, "done");
+  assert.equal(parse(interim.repeat(9) + final).kind, "error");
+  // The parser's head cap here is 16 KiB; chunk lines and trailers share one such budget.
+  const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const trailers = (n: number) => chunked + "0\r\n" + "X-T: 1\r\n".repeat(n) + "\r\n";
+  assert.equal(parse(trailers(1000)).kind, "done");
+  assert.equal(parse(trailers(3000)).kind, "error");
+  const chunks = (n: number) => chunked + `1;${"e".repeat(500)}\r\na\r\n`.repeat(n) + "0\r\n\r\n";
+  assert.equal(done(parse(chunks(20))).text, "a".repeat(20));
+  assert.equal(parse(chunks(40)).kind, "error");
+});
+
 Deno.test("a body over its cap stops at cap + 1 bytes, for every framing", () => {
   const cases = [
     "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + "a".repeat(100),
