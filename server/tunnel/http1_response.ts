@@ -248,14 +248,7 @@ function findHeadEnd(bytes: Uint8Array, from: number): number {
 }
 
 function parseHead(bytes: Uint8Array): Head | string {
-  // Latin-1: each byte one char, so a byte check is a char check. `apply` over the bytes, not a
-  // spread: spreading iterates the array (about 20 µs for a 450-byte head, 2 µs with apply), and
-  // TextDecoder("latin1") is windows-1252, which maps 0x80-0x9f to other characters. In slices,
-  // to stay well under the engine's limit on arguments.
-  let text = "";
-  for (let i = 0; i < bytes.byteLength; i += 4096) {
-    text += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096) as unknown as number[]);
-  }
+  const text = latin1(bytes);
   const lines = text.split("\r\n");
   const statusLine = STATUS_LINE.exec(lines[0]);
   if (statusLine === null) return "malformed status line";
@@ -273,6 +266,26 @@ function parseHead(bytes: Uint8Array): Head | string {
   const http11 = statusLine[1] === "1";
   const closes = headers.some(([n, v]) => n === "connection" && /(^|,)\s*close\s*(,|$)/i.test(v));
   return { status: Number(statusLine[2]), headers, keepAlive: http11 && !closes };
+}
+
+// Each byte one char (Latin-1), so a byte check is a char check. TextDecoder("latin1") is
+// windows-1252, which maps 0x80-0x9f to other characters; an ASCII head, as ingests send,
+// reads the same as UTF-8 in one native call (0.5 µs for a 340-byte head, 2.2 with apply).
+function latin1(bytes: Uint8Array): string {
+  for (let i = 0; i < bytes.byteLength; i++) if (bytes[i] > 0x7f) return latin1Slow(bytes);
+  return ascii.decode(bytes);
+}
+
+const ascii = new TextDecoder();
+
+// `apply` over the bytes, not a spread: spreading iterates the array (about 20 µs for a 450-byte
+// head, 2 µs with apply). In slices, to stay well under the engine's limit on arguments.
+function latin1Slow(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.byteLength; i += 4096) {
+    text += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096) as unknown as number[]);
+  }
+  return text;
 }
 
 // The field value without the spaces and tabs around it (RFC 9110, 5.5), and nothing else:

@@ -104,6 +104,21 @@ Deno.test("ambiguous or malformed responses are errors, never guesses", () => {
   );
 });
 
+Deno.test("header bytes 0x80-0xff are one character each (Latin-1), as fetch reads them", () => {
+  const bytes = new Uint8Array([
+    ...encoder.encode("HTTP/1.1 204 No Content\r\nX-A: a"),
+    0x80,
+    0x9f,
+    0xe9,
+    0xff,
+    ...encoder.encode("\r\nX-B: plain\r\n\r\n"),
+  ]);
+  const step = new ResponseParser(1024, 1024).push(bytes);
+  const response = done(step);
+  assert.equal(headerValue(response.headers, "x-a"), "a\x80\x9f\xe9\xff");
+  assert.equal(headerValue(response.headers, "x-b"), "plain");
+});
+
 Deno.test("only spaces and tabs are cut from a value's ends", () => {
   const step = done(parse("HTTP/1.1 200 OK\r\nX: \t a\xa0b\xa0 \t\r\nContent-Length: 0\r\n\r\n"));
   // NBSP goes over the wire as UTF-8 (C2 A0); the parser reads each byte as one character.
