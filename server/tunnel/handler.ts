@@ -127,6 +127,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
   const client = ingestClientOf(upstreamFetch);
   const ownClient = client !== undefined;
+  // Built once: every envelope for a DSN goes to the same URL.
+  const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log;
   const deadlines = createDeadlines(options.timeoutMs);
@@ -158,7 +160,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
     const body = await collectSmallBody(t, head.read, ownClient);
     t.forwarding = true;
-    const url = ingestUrl(dsn, "envelope");
+    const url = envelopeUrls.get(dsn)!;
     // Envelopes read whole go out pipelined with the tunnel's own client. Never resent: a
     // browser's envelope may carry items without an event id (sessions), so a connection that
     // broke before the answer gives 502.

@@ -175,3 +175,22 @@ test("a small envelope is read whole without building its body stream", async ()
   assert.equal(bodyReads, 0);
   assert.equal(ingest.requests[0].sha256, await sha256Hex(envelope));
 });
+
+test("with several allowed DSNs, each envelope goes to its own project's URL", async () => {
+  await using ingest = startFakeIngest();
+  const dsns = [
+    ingest.dsn("public", "1"),
+    ingest.dsn("other", "7", "/relay"),
+    ingest.dsn("k", "9"),
+  ];
+  await using tunnel = startTunnel(dsns);
+  // Interleaved, whole and chunked, so neither a first DSN nor a last one can stand for all.
+  const order = [2, 0, 1, 1, 2, 0];
+  for (const [i, which] of order.entries()) {
+    const envelope = buildEnvelope(dsns[which], randomBytes(100));
+    const answer = await post(tunnel.url, i % 2 === 0 ? envelope : chunkedStream(envelope));
+    assert.equal(answer.status, 200, answer.text);
+  }
+  const paths = ["/api/1/envelope/", "/relay/api/7/envelope/", "/api/9/envelope/"];
+  assert.deepEqual(ingest.requests.map((r) => r.path), order.map((which) => paths[which]));
+});
