@@ -117,6 +117,19 @@ Deno.test("TUNNEL_RATE_LIMIT: 429 with Retry-After and X-Sentry-Rate-Limits, not
   await home.body?.cancel();
 });
 
+Deno.test("TUNNEL_RATE_LIMIT behind a trusted proxy: a client cannot write itself a new address", async () => {
+  await using app = await startApp({ TUNNEL_RATE_LIMIT: "3", TRUST_PROXY: "true" }, ingestOk);
+  // Each envelope claims a new first address; the proxy's own entry stays the same.
+  const statuses = [];
+  for (let i = 0; i < 4; i++) {
+    const xff = `198.51.100.${i}, 203.0.113.7`;
+    statuses.push((await post(app.url, { "x-forwarded-for": xff })).status);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 429]);
+  // Another address behind the same proxy has its own budget.
+  assert.equal((await post(app.url, { "x-forwarded-for": "203.0.113.8" })).status, 200);
+});
+
 Deno.test("TUNNEL_RATE_LIMIT=0 turns the limit off", async () => {
   await using app = await startApp({ TUNNEL_RATE_LIMIT: "0" }, ingestOk);
   for (let i = 0; i < 700; i++) assert.equal((await post(app.url)).status, 200);

@@ -117,8 +117,11 @@ export function stoppedRejection(
 const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 
 /**
- * The browser's address: the socket peer, or the first X-Forwarded-For hop behind a trusted
- * proxy. Both X-Sentry-Forwarded-For and the rate limit use it.
+ * The browser's address: the socket peer, or behind a trusted proxy the last X-Forwarded-For
+ * entry, the address that proxy saw. Entries before it are the client's to write (nginx's
+ * `$proxy_add_x_forwarded_for` appends to what the client sent), so a first entry would let a
+ * client pick its own address: a new one per envelope escapes the rate limit, and Sentry would
+ * record it. Both X-Sentry-Forwarded-For and the rate limit use it.
  */
 export function clientAddress(
   headers: HeaderReader,
@@ -126,8 +129,9 @@ export function clientAddress(
   trustProxy: boolean,
 ): string | undefined {
   if (trustProxy) {
-    const first = headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-    if (first !== undefined && IP_ADDRESS.test(first)) return first;
+    const forwarded = headers.get("x-forwarded-for");
+    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1).trim();
+    if (last !== undefined && IP_ADDRESS.test(last)) return last;
   }
   return "hostname" in addr ? addr.hostname : undefined;
 }

@@ -99,7 +99,8 @@ test("a header line sent one byte at a time is still found", async () => {
 
 test("X-Sentry-Forwarded-For comes from the socket unless the proxy is trusted", async () => {
   await using ingest = startFakeIngest();
-  const forwarded = { "x-forwarded-for": "203.0.113.7, 10.0.0.1" };
+  // What the client wrote, then what the proxy appended (nginx's $proxy_add_x_forwarded_for).
+  const forwarded = { "x-forwarded-for": "198.51.100.9, 203.0.113.7" };
   {
     await using tunnel = startTunnel([ingest.dsn()]);
     await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), forwarded);
@@ -108,7 +109,7 @@ test("X-Sentry-Forwarded-For comes from the socket unless the proxy is trusted",
     await using tunnel = startTunnel([ingest.dsn()], { trustProxy: true });
     await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), forwarded);
     await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), {
-      "x-forwarded-for": "<script>, 10.0.0.1",
+      "x-forwarded-for": "10.0.0.1, <script>",
     });
     await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)), {
       "x-forwarded-for": "2001:db8::1",

@@ -68,13 +68,18 @@ Deno.test("relayFor: JSON bodies pass; HTML and anything else become a text reas
   assert.equal(relayFor(200, new Headers()).passBody, false);
 });
 
-Deno.test("clientAddress: the socket, or X-Forwarded-For's first hop when trusted", () => {
+Deno.test("clientAddress: the socket, or the entry the trusted proxy added to X-Forwarded-For", () => {
   const socket = { transport: "tcp", hostname: "10.0.0.1", port: 1 } as const;
-  const headers = new Headers({ "x-forwarded-for": "203.0.113.7, 10.0.0.1" });
+  // The client sent the first entry; the proxy appended the address it saw.
+  const headers = new Headers({ "x-forwarded-for": "198.51.100.9, 203.0.113.7" });
   assert.equal(clientAddress(headers, socket, false), "10.0.0.1");
   assert.equal(clientAddress(headers, socket, true), "203.0.113.7");
-  const forged = new Headers({ "x-forwarded-for": "<script>" });
-  assert.equal(clientAddress(forged, socket, true), "10.0.0.1");
+  const single = new Headers({ "x-forwarded-for": " 2001:db8::1 " });
+  assert.equal(clientAddress(single, socket, true), "2001:db8::1");
+  for (const forged of ["<script>", "203.0.113.7, <script>", "203.0.113.7,", ""]) {
+    const headers = new Headers({ "x-forwarded-for": forged });
+    assert.equal(clientAddress(headers, socket, true), "10.0.0.1", forged);
+  }
 });
 
 Deno.test("formatTunnelRecord: one JSON or text line; the reason cannot break the line", () => {
