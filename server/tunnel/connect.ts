@@ -14,6 +14,19 @@ export const READ_BYTES = 16 * 1024;
  */
 export const MAX_IDLE_MS = 4_000;
 
+/**
+ * Resolves once the event loop has turned (a zero timer, about 3 µs, once per request or batch
+ * that reuses an idle connection). The ingest's close may have reached an idle connection's read
+ * in the very turn that sends on it, its handler still queued: taken over then, the connection
+ * gets a request that fails after it was written, which the tunnel cannot send again. After the
+ * turn the handler has run. A close still on its way when the timer fires (Deno may run a due
+ * timer before it polls sockets) can still meet a request: the race every keep-alive client has,
+ * narrowed, not closed.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Where an ingest listens. */
 export interface Endpoint {
   readonly tls: boolean;

@@ -31,6 +31,7 @@ import {
   ingestTarget,
   MAX_HEAD_BYTES,
   MAX_IDLE_MS,
+  nextTurn,
   READ_BYTES,
 } from "./connect.ts";
 
@@ -232,6 +233,8 @@ export class EnvelopePipeline {
 
   // Settles or requeues every envelope of the batch; never throws.
   async #sendBatch(lane: Lane, all: Pending[]): Promise<void> {
+    // An idle connection the ingest closed meanwhile is dropped by its watch, once told.
+    if (lane.idleRead !== undefined) await nextTurn();
     if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
       this.#drop(lane);
     }

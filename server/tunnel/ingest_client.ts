@@ -22,6 +22,7 @@ import {
   ingestTarget,
   MAX_HEAD_BYTES,
   MAX_IDLE_MS,
+  nextTurn,
   READ_BYTES,
 } from "./connect.ts";
 import { EnvelopePipeline, type EnvelopePipelineOptions } from "./envelope_pipeline.ts";
@@ -173,6 +174,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     body: Bytes | ReadableStream<Bytes> | null,
     signal: AbortSignal | null,
   ): Promise<Response> {
+    // An idle connection the ingest closed meanwhile leaves the pool once its read is told.
+    if (idle.get(target.origin)?.length) await nextTurn();
     const idleConnection = takeIdle(target);
     const reused = idleConnection !== undefined;
     let c = idleConnection ?? await open(target, signal);

@@ -4,6 +4,7 @@ import { EnvelopePipeline, NotPipelined } from "../../../server/tunnel/envelope_
 import { envelopeTransport } from "../../../server/monitoring/envelope_transport.ts";
 import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { AbortSwitch } from "../../../server/tunnel/abort_switch.ts";
+import { sameTurn } from "../../support/same_turn.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -89,6 +90,14 @@ function rawIngest(
     url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/?sentry_key=k`,
     received,
     connections: () => connections,
+    /** Close every connection from the ingest's side, at once (an idle timeout). */
+    dropConnections() {
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+    },
     async close() {
       listener.close();
       for (const conn of conns) {
@@ -209,6 +218,40 @@ Deno.test("an idle connection the ingest closed is not used again: the next enve
     assert.deepEqual(pipeline.stats, { opened: 2, batches: 2, retried: 0 });
   } finally {
     pipeline.close();
+    await ingest.close();
+  }
+});
+
+Deno.test("a batch never goes out on a connection whose close the server has just been told of", async () => {
+  // The ingest's close and the batch come in one turn: the batch must not take the connection
+  // over before the idle read's handler has dropped it (resend is off, as for the tunnel). The
+  // trigger opens before or after the connection, so the news comes in either order.
+  const ingest = rawIngest((body) => OK(body));
+  try {
+    for (const n of [1, 64]) {
+      for (const triggerFirst of [true, false]) {
+        using early = triggerFirst ? await sameTurn() : undefined;
+        const pipeline = new EnvelopePipeline(ingest.url, { resend: false });
+        try {
+          assert.equal(text(await send(pipeline, "idle")), "idle");
+          using turn = early ?? await sameTurn();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          const batch = ids(n, `b${n}${triggerFirst}-`);
+          const answers = await turn.run(
+            () => ingest.dropConnections(),
+            () => Promise.allSettled(batch.map((id) => send(pipeline, id))),
+          );
+          assert.deepEqual(
+            answers.map((a) => a.status === "fulfilled" ? text(a.value) : String(a.reason)),
+            batch,
+          );
+        } finally {
+          pipeline.close();
+        }
+      }
+    }
+    assert.equal(ingest.received.length, 4 + 2 + 128);
+  } finally {
     await ingest.close();
   }
 });

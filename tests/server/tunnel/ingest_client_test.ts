@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createIngestClient, type IngestClient } from "../../../server/tunnel/ingest_client.ts";
+import { sameTurn } from "../../support/same_turn.ts";
 
 function test(name: string, fn: () => Promise<void>) {
   Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
@@ -28,6 +29,8 @@ interface ScriptedIngest extends AsyncDisposable {
   readonly url: string;
   readonly seen: Seen[];
   connections: number;
+  /** Close every connection from the ingest's side, at once (an idle timeout). */
+  dropConnections(): void;
 }
 
 function startScriptedIngest(script: Script): ScriptedIngest {
@@ -38,6 +41,13 @@ function startScriptedIngest(script: Script): ScriptedIngest {
     url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`,
     seen: [],
     connections: 0,
+    dropConnections() {
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+    },
     async [Symbol.asyncDispose]() {
       listener.close();
       for (const conn of open) conn.close();
@@ -173,6 +183,27 @@ test("a connection the ingest closes between requests is not used again", async 
     assert.equal(ingest.connections, 3);
     assert.deepEqual(ingest.seen.map((s) => s.body), ["e0", "e1", "e2"]);
   });
+});
+
+test("a connection whose close the client has just been told of is not used for the next request", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  // The trigger opens before or after the connection, so the news comes in either order.
+  for (const triggerFirst of [true, false]) {
+    using early = triggerFirst ? await sameTurn() : undefined;
+    await withClient(async (client) => {
+      assert.equal((await post(client, ingest.url, "first")).status, 200);
+      using turn = early ?? await sameTurn();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The ingest's close and the next request come in one turn.
+      const answer = await turn.run(
+        () => ingest.dropConnections(),
+        () => post(client, ingest.url, "second"),
+      );
+      assert.equal(answer.status, 200);
+    });
+  }
+  assert.deepEqual(ingest.seen.map((s) => s.body), ["first", "second", "first", "second"]);
+  assert.equal(ingest.connections, 4);
 });
 
 test("Connection: close in the answer means a new connection next time", async () => {
