@@ -263,9 +263,14 @@ function parseHead(bytes: Uint8Array): Head | string {
     if (BAD_VALUE.test(value) || line.includes("\n")) return "malformed header value";
     headers.push([name.toLowerCase(), value]);
   }
+  // HTTP/1.1 keeps the connection unless told `close`; HTTP/1.0 only when told `keep-alive`
+  // (RFC 9112, 9.3). Taking an HTTP/1.0 keep-alive answer for a close would class the rest of a
+  // batch as never read and send it again.
   const http11 = statusLine[1] === "1";
-  const closes = headers.some(([n, v]) => n === "connection" && /(^|,)\s*close\s*(,|$)/i.test(v));
-  return { status: Number(statusLine[2]), headers, keepAlive: http11 && !closes };
+  const connection = headerValue(headers, "connection") ?? "";
+  const keepAlive = !hasToken(connection, "close") &&
+    (http11 || hasToken(connection, "keep-alive"));
+  return { status: Number(statusLine[2]), headers, keepAlive };
 }
 
 // Each byte one char (Latin-1), so a byte check is a char check. TextDecoder("latin1") is
@@ -286,6 +291,12 @@ function latin1Slow(bytes: Uint8Array): string {
     text += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096) as unknown as number[]);
   }
   return text;
+}
+
+// Whether a comma-separated list holds `token`, in any letter case.
+function hasToken(list: string, token: string): boolean {
+  for (const item of list.split(",")) if (item.trim().toLowerCase() === token) return true;
+  return false;
 }
 
 // The field value without the spaces and tabs around it (RFC 9110, 5.5), and nothing else:
@@ -321,6 +332,11 @@ function bodyFraming(head: Head): Framing {
       }
       chunked = true;
     }
+  }
+  // A 204 has no body (RFC 9110, 15.3.5): one that declares a length or a coding would leave
+  // bytes that read as the next answer.
+  if (head.status === 204 && (chunked || (length !== undefined && Number(length) !== 0))) {
+    return { error: "a 204 answer that declares a body" };
   }
   if (head.status === 204 || head.status === 304) return "none";
   if (chunked && length !== undefined) {

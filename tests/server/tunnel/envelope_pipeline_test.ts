@@ -137,6 +137,23 @@ Deno.test("a burst sent in one turn goes out in one write, and each answer reach
   }
 });
 
+Deno.test("an HTTP/1.0 ingest that keeps the connection: each envelope read once, none sent again", async () => {
+  const ingest = rawIngest((body) =>
+    `HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+  );
+  const pipeline = new EnvelopePipeline(ingest.url, { resend: false });
+  try {
+    const burst = ids(4);
+    const answers = await Promise.all(burst.map((id) => send(pipeline, id)));
+    assert.deepEqual(answers.map(text), burst);
+    assert.deepEqual(ingest.received.map((r) => r.body), burst);
+    assert.deepEqual(pipeline.stats, { opened: 1, batches: 1, retried: 0 });
+  } finally {
+    pipeline.close();
+    await ingest.close();
+  }
+});
+
 Deno.test("Connection: close partway: the unanswered go again on a new connection, each once", async () => {
   const ingest = rawIngest((body, index, connection) =>
     connection === 0 && index === 2 ? OK(body, "connection: close\r\n") : OK(body)

@@ -65,8 +65,20 @@ Deno.test("Connection: close, HTTP/1.0 and bytes after the response make it not 
     false,
   );
   assert.equal(done(parse("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")).reusable, false);
+  // HTTP/1.0 keeps the connection only when it says keep-alive, and then it does.
+  const kept = done(
+    parse("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"),
+  );
+  assert.deepEqual([kept.keepAlive, kept.reusable], [true, true]);
+  const both = done(
+    parse(
+      "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+    ),
+  );
+  assert.equal(both.keepAlive, false);
   assert.equal(done(parse("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxy")).reusable, false);
   assert.equal(done(parse("HTTP/1.1 204 No Content\r\n\r\n")).reusable, true);
+  assert.equal(done(parse("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")).reusable, true);
 });
 
 Deno.test("interim 1xx answers are skipped; 101 is an error", () => {
@@ -96,6 +108,9 @@ Deno.test("ambiguous or malformed responses are errors, never guesses", () => {
     "HTTP/2 200 OK\r\n\r\n",
     "HTTP/1.1 700 Odd\r\n\r\n",
     "HTTP/1.1 099 Low\r\n\r\n",
+    // A 204 that declares a body: its bytes would be read as the next answer.
+    "HTTP/1.1 204 No Content\r\nContent-Length: 40\r\n\r\n",
+    "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n",
   ];
   for (const text of bad) assert.equal(parse(text).kind, "error", JSON.stringify(text));
   assert.equal(
