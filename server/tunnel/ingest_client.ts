@@ -93,6 +93,8 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   const idle = new Map<string, Connection[]>();
   const targets = new Map<string, IngestTarget>();
   const stats = { opened: 0, reused: 0 };
+  // After close(), a request still in flight closes its connection when it ends.
+  let closed = false;
 
   function targetFor(url: string): IngestTarget | undefined {
     let target = targets.get(url);
@@ -142,7 +144,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
   }
 
   function release(c: Connection, reusable: boolean): void {
-    if (!reusable || c.closed) return closeConnection(c);
+    if (!reusable || c.closed || closed) return closeConnection(c);
     let list = idle.get(c.target.origin);
     if (list === undefined) idle.set(c.target.origin, list = []);
     if (list.length >= maxIdle) return closeConnection(c);
@@ -272,6 +274,7 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
       return pipeline;
     },
     close() {
+      closed = true;
       closeIdle();
       closePipelines();
     },

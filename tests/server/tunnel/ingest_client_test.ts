@@ -206,6 +206,35 @@ test("a connection whose close the client has just been told of is not used for 
   assert.equal(ingest.connections, 4);
 });
 
+test("close() with a request in flight: its connection is closed when it ends, not kept", async () => {
+  // An ingest that answers after a while, then reports whether the client closed the connection.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const sawEof = (async () => {
+    const conn = await listener.accept();
+    const buf = new Uint8Array(65536);
+    await conn.read(buf);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await conn.write(encoder.encode(OK));
+    // Bounded: a connection kept open would leave this read waiting for good.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const eof = await Promise.race([
+      conn.read(buf).then((n) => n === null, () => false),
+      new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), 2000)),
+    ]);
+    clearTimeout(timer);
+    conn.close();
+    return eof;
+  })();
+  const client = createIngestClient();
+  const url = `http://127.0.0.1:${listener.addr.port}/api/1/envelope/`;
+  const answer = post(client, url, "in flight");
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  client.close();
+  assert.equal((await answer).status, 200);
+  assert.equal(await sawEof, true);
+  listener.close();
+});
+
 test("Connection: close in the answer means a new connection next time", async () => {
   const answer = "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok";
   await using ingest = startScriptedIngest(() => ({ answer }));
