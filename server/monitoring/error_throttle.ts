@@ -120,37 +120,49 @@ export class ErrorThrottle {
 }
 
 /**
- * What makes two errors "the same" for throttling: type, message and the top stack frame,
- * each cut to a bounded length.
+ * What makes two errors "the same" for throttling: the type and the top three stack frames
+ * (without line and column), each cut to a bounded length; the message only for an error
+ * without frames. Sentry groups an error with a stack by its frames, not its message, and a
+ * message often carries request data (`no user 4711`): keyed on it, one throw site would get a
+ * budget per value and could send up to `maxKeys` times its share.
  *
  * @example
- * errorKey(new TypeError("x is undefined")); // "TypeError: x is undefined @ at render (...)"
+ * errorKey(new TypeError("x is undefined")); // "TypeError @ at render (...) < at ..."
  */
 export function errorKey(error: unknown): string {
   if (!(error instanceof Error)) return `thrown ${typeof error}`;
   try {
     const name = String(error.name).slice(0, MAX_NAME);
-    const message = String(error.message).slice(0, MAX_MESSAGE);
-    return `${name}: ${message} @ ${topFrame(error.stack)}`;
+    const frames = topFrames(error.stack, KEY_FRAMES);
+    if (frames !== "") return `${name} @ ${frames}`;
+    return `${name}: ${String(error.message).slice(0, MAX_MESSAGE)}`;
   } catch {
     // A getter that throws: still one key, never a second fault.
     return "unreadable error";
   }
 }
 
-// The first "at ..." line of a V8 stack, found without splitting a long stack into lines.
-// Line and column are dropped, as Sentry's grouping drops them: two throws in one function
-// are one error (GET /debug/error alternates between two lines to get past dedupe).
-function topFrame(stack: unknown): string {
+// Enough frames to tell the callers of a shared helper apart.
+const KEY_FRAMES = 3;
+
+// The first `count` "at ..." lines of a V8 stack, found without splitting a long stack into
+// lines. Line and column are dropped, as Sentry's grouping drops them: two throws in one
+// function are one error (GET /debug/error alternates between two lines to get past dedupe).
+function topFrames(stack: unknown, count: number): string {
   if (typeof stack !== "string") return "";
-  const start = stack.indexOf("\n    at ");
-  if (start === -1) return "";
-  const end = stack.indexOf("\n", start + 1);
-  const frame = stack.slice(
-    start + 5,
-    end === -1 ? undefined : Math.min(end, start + 5 + MAX_FRAME),
-  );
-  return frame.replace(/:\d+:\d+(\)?)$/, "$1");
+  const frames: string[] = [];
+  let start = stack.indexOf("\n    at ");
+  while (start !== -1 && frames.length < count) {
+    const end = stack.indexOf("\n", start + 1);
+    // Cut even when it is the last line: a frame can be as long as a function's name.
+    const frame = stack.slice(
+      start + 5,
+      Math.min(end === -1 ? stack.length : end, start + 5 + MAX_FRAME),
+    );
+    frames.push(frame.replace(/:\d+:\d+(\)?)$/, "$1"));
+    start = end === -1 ? -1 : stack.indexOf("\n    at ", end);
+  }
+  return frames.join(" < ");
 }
 
 /**
