@@ -1,8 +1,9 @@
 /**
  * The server's Sentry client, on `@sentry/core` alone. It does what `@sentry/deno`'s `init`
  * does for the parts this server uses: the same client options and SDK name, the Node-style
- * stack parser Deno's stacks need, console breadcrumbs, the Deno context and the global error
- * handlers. `@sentry/deno` also loads some twenty integrations for databases, web frameworks and
+ * stack parser Deno's stacks need, the Deno context and the global error handlers. Not console
+ * breadcrumbs: the server has one scope for all its requests, so what it logs for one request
+ * (a failed request's error and stack) would ride along in the next request's error event. `@sentry/deno` also loads some twenty integrations for databases, web frameworks and
  * OpenTelemetry, which this server never runs: about 9 MB of resident memory (measured with
  * `Deno.memoryUsage()` after a full collection: 62 MB with it, 53 MB with the core alone).
  */
@@ -10,7 +11,6 @@ import {
   type BaseTransportOptions,
   captureEvent,
   type Client,
-  consoleIntegration,
   createStackParser,
   dedupeIntegration,
   type Event,
@@ -63,7 +63,6 @@ export function startSentryClient(options: SentryClientOptions): Client {
       functionToStringIntegration(),
       linkedErrorsIntegration(),
       dedupeIntegration(),
-      consoleIntegration(),
       denoContextIntegration(),
       globalHandlersIntegration(),
       ...options.integrations ?? [],
