@@ -166,7 +166,8 @@ export function startMonitoring(
         trace,
         request: {
           method: req.method,
-          url: req.url,
+          // Without the query: it can carry tokens and personal data, kept out of the log too.
+          url: withoutQuery(req.url),
           pathname,
           status,
           startMs,
@@ -254,4 +255,9 @@ export function startMonitoring(
       return (await flush(left)) && sent;
     },
   };
+}
+
+function withoutQuery(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
