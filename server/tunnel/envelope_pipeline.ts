@@ -33,6 +33,7 @@ import {
   MAX_IDLE_MS,
   nextTurn,
   READ_BYTES,
+  SETTLE_IDLE_MS,
 } from "./connect.ts";
 
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -234,7 +235,9 @@ export class EnvelopePipeline {
   // Settles or requeues every envelope of the batch; never throws.
   async #sendBatch(lane: Lane, all: Pending[]): Promise<void> {
     // An idle connection the ingest closed meanwhile is dropped by its watch, once told.
-    if (lane.idleRead !== undefined) await nextTurn();
+    if (lane.idleRead !== undefined && performance.now() - lane.lastUsed >= SETTLE_IDLE_MS) {
+      await nextTurn();
+    }
     if (lane.conn !== undefined && performance.now() - lane.lastUsed > MAX_IDLE_MS) {
       this.#drop(lane);
     }

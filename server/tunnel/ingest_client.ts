@@ -24,6 +24,7 @@ import {
   MAX_IDLE_MS,
   nextTurn,
   READ_BYTES,
+  SETTLE_IDLE_MS,
 } from "./connect.ts";
 import { EnvelopePipeline, type EnvelopePipelineOptions } from "./envelope_pipeline.ts";
 
@@ -177,7 +178,10 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     signal: AbortSignal | null,
   ): Promise<Response> {
     // An idle connection the ingest closed meanwhile leaves the pool once its read is told.
-    if (idle.get(target.origin)?.length) await nextTurn();
+    const next = idle.get(target.origin)?.at(-1);
+    if (next !== undefined && performance.now() - next.idleSince >= SETTLE_IDLE_MS) {
+      await nextTurn();
+    }
     const idleConnection = takeIdle(target);
     const reused = idleConnection !== undefined;
     let c = idleConnection ?? await open(target, signal);

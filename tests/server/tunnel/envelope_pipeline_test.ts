@@ -5,6 +5,7 @@ import { envelopeTransport } from "../../../server/monitoring/envelope_transport
 import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { AbortSwitch } from "../../../server/tunnel/abort_switch.ts";
 import { sameTurn } from "../../support/same_turn.ts";
+import { SETTLE_IDLE_MS } from "../../../server/tunnel/connect.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -252,7 +253,8 @@ Deno.test("a batch never goes out on a connection whose close the server has jus
         try {
           assert.equal(text(await send(pipeline, "idle")), "idle");
           using turn = early ?? await sameTurn();
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          // Idle for longer than a connection that is merely between batches.
+          await new Promise((resolve) => setTimeout(resolve, SETTLE_IDLE_MS + 20));
           const batch = ids(n, `b${n}${triggerFirst}-`);
           const answers = await turn.run(
             () => ingest.dropConnections(),

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { createIngestClient, type IngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { sameTurn } from "../../support/same_turn.ts";
+import { SETTLE_IDLE_MS } from "../../../server/tunnel/connect.ts";
 
 function test(name: string, fn: () => Promise<void>) {
   Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
@@ -193,7 +194,8 @@ test("a connection whose close the client has just been told of is not used for 
     await withClient(async (client) => {
       assert.equal((await post(client, ingest.url, "first")).status, 200);
       using turn = early ?? await sameTurn();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Idle for longer than a connection that is merely between batches.
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_IDLE_MS + 20));
       // The ingest's close and the next request come in one turn.
       const answer = await turn.run(
         () => ingest.dropConnections(),
