@@ -3,7 +3,8 @@
  * does for the parts this server uses: the same client options and SDK name, the Node-style
  * stack parser Deno's stacks need, the Deno context and the global error handlers. Not console
  * breadcrumbs: the server has one scope for all its requests, so what it logs for one request
- * (a failed request's error and stack) would ride along in the next request's error event. `@sentry/deno` also loads some twenty integrations for databases, web frameworks and
+ * (a failed request's error and stack) would ride along in the next request's error event.
+ * `@sentry/deno` also loads some twenty integrations for databases, web frameworks and
  * OpenTelemetry, which this server never runs: about 9 MB of resident memory (measured with
  * `Deno.memoryUsage()` after a full collection: 62 MB with it, 53 MB with the core alone).
  */

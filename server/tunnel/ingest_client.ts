@@ -177,9 +177,10 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     body: Bytes | ReadableStream<Bytes> | null,
     signal: AbortSignal | null,
   ): Promise<Response> {
-    // An idle connection the ingest closed meanwhile leaves the pool once its read is told.
-    const next = idle.get(target.origin)?.at(-1);
-    if (next !== undefined && performance.now() - next.idleSince >= SETTLE_IDLE_MS) {
+    // An idle connection the ingest closed meanwhile leaves the pool once its read is told. The
+    // first in the list has been idle longest: if it is past the threshold, any may be taken.
+    const oldest = idle.get(target.origin)?.[0];
+    if (oldest !== undefined && performance.now() - oldest.idleSince >= SETTLE_IDLE_MS) {
       await nextTurn();
     }
     const idleConnection = takeIdle(target);
