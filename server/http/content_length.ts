@@ -6,6 +6,7 @@
  * `Response` exposes no body size, and reading `res.body` to measure it would turn a byte body
  * into a stream and cost Deno its fast path. So the header is where the log finds the size.
  */
+import type { HeaderReader } from "./request_headers.ts";
 
 /**
  * A Content-Length that is a plain decimal number of at most 15 digits, else null.
@@ -13,7 +14,7 @@
  * @example
  * contentLength(new Headers({ "content-length": "42" })); // 42
  */
-export function contentLength(headers: Pick<Headers, "get">): number | null {
+export function contentLength(headers: HeaderReader): number | null {
   const value = headers.get("content-length");
   return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : null;
 }

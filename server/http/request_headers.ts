@@ -41,6 +41,20 @@ function nativeRecord(req: Request): NativeRecord | undefined {
   return typeof record?.header === "function" ? record as NativeRecord : undefined;
 }
 
+/** Where headers are read from: a `Headers`, or a served request's record ({@link requestHeaders}). */
+export type HeaderReader = Pick<Headers, "get">;
+
+/**
+ * The request's headers read as {@link requestHeader} reads them, for code that takes a
+ * `Headers`-like reader. Names in lower case.
+ *
+ * @example
+ * contentLength(requestHeaders(req)); // without touching req.headers
+ */
+export function requestHeaders(req: Request): HeaderReader {
+  return { get: (name) => requestHeader(req, name) };
+}
+
 /**
  * The value of one header, as `req.headers.get(name)` would answer (repeated fields joined with
  * ", "), or null when absent. `name` must be lower case.

@@ -44,7 +44,7 @@ import {
   upstreamHeaders,
 } from "./policy.ts";
 import { contentLength } from "../http/content_length.ts";
-import { requestHeader } from "../http/request_headers.ts";
+import { requestHeaders } from "../http/request_headers.ts";
 import type { RequestContext } from "../http/request_context.ts";
 import { headerValue, type ParsedResponse } from "./http1_response.ts";
 
@@ -198,7 +198,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   return async function tunnelEnvelope(req, info, ctx) {
     const send: Send = ctx ? (body, status, headers) => ctx.send(body, status, headers) : plainSend;
     // Read from Deno's request record, not req.headers (see server/http/request_headers.ts).
-    const headers = { get: (name: string) => requestHeader(req, name) };
+    const headers = requestHeaders(req);
     const declaredBytes = contentLength(headers);
     const format = decoderFormat(headers.get("content-encoding"));
     const clientIp = clientAddress(headers, info.remoteAddr, options.trustProxy);

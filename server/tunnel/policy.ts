@@ -5,6 +5,7 @@
  */
 import type { HeadFormat } from "./header_decode.ts";
 import type { StopCause } from "./body.ts";
+import type { HeaderReader } from "../http/request_headers.ts";
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -30,9 +31,6 @@ export const NOT_DECODABLE: Rejection = {
   status: 400,
   reason: "envelope body could not be decompressed",
 };
-
-/** Where request headers are read from: a Headers, or Deno's request record. */
-export type HeaderReader = Pick<Headers, "get">;
 
 const ENVELOPE_CONTENT_TYPE = "application/x-sentry-envelope";
 
@@ -177,7 +175,7 @@ export interface Relay {
  */
 export function relayFor(
   status: number,
-  upstream: { get(name: string): string | null },
+  upstream: HeaderReader,
 ): Relay {
   const passBody = JSON_TYPE.test(upstream.get("content-type") ?? "");
   const headers: Record<string, string> = {
