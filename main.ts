@@ -10,6 +10,7 @@ import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { defaultLogWriter } from "./server/http/app.ts";
+import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
 import { listen, type Listening } from "./server/lifecycle/listen.ts";
@@ -45,6 +46,7 @@ onStopRequest(async () => {
   await drain(inFlight);
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
   await Promise.race([server.shutdown(), closed]);
+  defaultFailureLog().flush();
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
   Deno.exit(0);
 });

@@ -18,6 +18,7 @@ import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { defaultLogWriter } from "./server/http/app.ts";
+import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
 import { withLastResort } from "./server/http/last_resort.ts";
@@ -35,6 +36,7 @@ const workers = joinWorkers();
 onStopRequest(async () => {
   await drain(inFlight);
   denoShutdown.release();
+  defaultFailureLog().flush();
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), defaultLogWriter().flush()]);
   // Deno.exit ends every worker: only once all are done (or past the longest they may take,
   // should one have died).

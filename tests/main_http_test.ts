@@ -166,3 +166,23 @@ Deno.test("LOG_FORMAT=text logs plain lines", async () => {
     await own.stop();
   }
 });
+
+Deno.test("a failing request storm, monitoring off: ten stack traces on stderr, then a count at shutdown", async () => {
+  const failing = await startServer({ DEBUG_ERROR_ROUTE: "true" });
+  try {
+    for (let i = 0; i < 25; i++) {
+      const res = await fetch(new URL("/debug/error", failing.url));
+      assert.equal(res.status, 500);
+      await res.body?.cancel();
+    }
+  } finally {
+    assert.equal((await failing.stop()).code, 0);
+  }
+  const output = failing.output();
+  const inFull = output.match(/request failed: Error: Debug error from GET \/debug\/error/g) ?? [];
+  assert.equal(inFull.length, 10, output);
+  assert.match(
+    output,
+    /request failed: 15 more failures not logged in full \(at most 10 per error/,
+  );
+});

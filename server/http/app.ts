@@ -13,7 +13,6 @@ import {
   isApiPath,
 } from "../api/router.ts";
 import { apiRoutes as appApiRoutes } from "../api/routes.ts";
-import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { AppDeps } from "./app_deps.ts";
 import type { ContextHandler, Handler } from "./handler.ts";
 import { internalError, methodNotAllowed, notFound, plainError } from "./error_pages.ts";
@@ -27,6 +26,7 @@ import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";
 import { hstsDue, isHttps, onDenoDeploy } from "./security_headers.ts";
 import { formatTunnelRecord } from "../tunnel/log.ts";
+import { defaultFailureLog } from "./failure_log.ts";
 
 /**
  * Build the app's handler.
@@ -36,11 +36,17 @@ import { formatTunnelRecord } from "../tunnel/log.ts";
  */
 export function createApp(deps: AppDeps): Handler {
   const { monitoring } = deps;
+  const failureLog = deps.failureLog ?? defaultFailureLog();
+  // A handler's fault is logged and reported, each within its own limit per distinct error.
+  const report: Report = (error, ctx) => {
+    failureLog.failed("request failed:", error);
+    monitoring.captureError(error, ctx);
+  };
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
   // requests must never be traced or reported (they would feed themselves). Errors are caught
   // inside the span, so the event is linked to its trace.
   const traced = (handler: ContextHandler, onError = internalError) =>
-    monitoring.instrumentHandler(caught(handler, monitoring, onError));
+    monitoring.instrumentHandler(caught(handler, report, onError));
   const health = traced(healthHandler(deps.release));
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
@@ -79,7 +85,7 @@ export function createApp(deps: AppDeps): Handler {
     add(path, route({ GET: page, HEAD: page }));
   }
   // Not traced, like static files: span names would carry any path a client makes up.
-  const notFoundPage = caught(pages.notFound, monitoring, internalError);
+  const notFoundPage = caught(pages.notFound, report, internalError);
   // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
   // Synchronous like dispatch: serveStatic answers null at once for a path it does not have,
   // and an asset kept in memory needs no promise.
@@ -98,9 +104,9 @@ export function createApp(deps: AppDeps): Handler {
   // about a microsecond, and Deno.serve takes a Response as it is.
   const dispatch = (req: Request, info: Deno.ServeHandlerInfo, ctx: RequestContext) => {
     const route = routes.get(ctx.path);
-    if (route === undefined) return settle(fallback, req, info, ctx, monitoring);
+    if (route === undefined) return settle(fallback, req, info, ctx, report);
     const handler = route.methods.get(req.method);
-    return handler ? settle(handler, req, info, ctx, monitoring) : route.refuse(route.allow);
+    return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
   };
   const stdout = defaultLogWriter();
   const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
@@ -158,12 +164,15 @@ function route(
   return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods), refuse };
 }
 
+/** What is done with a fault a handler threw: logged and reported (see createApp). */
+type Report = (error: unknown, ctx: RequestContext) => void;
+
 function caught(
   handler: ContextHandler,
-  monitoring: Monitoring,
+  report: Report,
   onError: () => Response,
 ): ContextHandler {
-  return (req, info, ctx) => settle(handler, req, info, ctx, monitoring, onError);
+  return (req, info, ctx) => settle(handler, req, info, ctx, report, onError);
 }
 
 // Call a handler and turn what it throws or rejects with into an error answer, without a
@@ -173,27 +182,24 @@ function settle(
   req: Request,
   info: Deno.ServeHandlerInfo,
   ctx: RequestContext,
-  monitoring: Monitoring,
+  report: Report,
   onError = internalError,
 ): Response | Promise<Response> {
   try {
     const res = handler(req, info, ctx);
-    return res instanceof Promise
-      ? res.catch((error) => failed(error, ctx, monitoring, onError))
-      : res;
+    return res instanceof Promise ? res.catch((error) => failed(error, ctx, report, onError)) : res;
   } catch (error) {
-    return failed(error, ctx, monitoring, onError);
+    return failed(error, ctx, report, onError);
   }
 }
 
 function failed(
   error: unknown,
   ctx: RequestContext,
-  monitoring: Monitoring,
+  report: Report,
   answer = internalError,
 ): Response {
-  console.error("request failed:", error);
-  monitoring.captureError(error, ctx);
+  report(error, ctx);
   return answer();
 }
 

@@ -7,6 +7,7 @@ import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { StaticIndex } from "./static_files.ts";
+import type { FailureLog } from "./failure_log.ts";
 import type { RenderedPages } from "../page/rendered_pages.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
@@ -21,6 +22,8 @@ export interface AppDeps {
   readonly monitoring: Monitoring;
   /** Upstream fetch for the tunnel: the one from before monitoring wrapped `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
+  readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout, batched, by default. */
   readonly logLine?: (line: string) => void;
   /** Every request arrives over TLS (see isHttps); by default, only on Deno Deploy. */

@@ -26,7 +26,7 @@ import {
   ErrorThrottle,
   type ErrorThrottleOptions,
   formatSuppressed,
-} from "./error_throttle.ts";
+} from "../error_throttle.ts";
 import {
   type FinishedRequest,
   newSpanId,
@@ -117,9 +117,11 @@ export function startMonitoring(
   const takeToken = () => budget.take(now());
   const throttle = new ErrorThrottle(options.errorLimit, now());
   const log = options.log ?? ((line: string) => console.warn(line));
+  const suppressedLead = (n: number) =>
+    `monitoring: ${n} error events suppressed by the rate limit`;
   const logSuppressed = (force: boolean) => {
     const suppressed = throttle.report(now(), force);
-    const line = suppressed && formatSuppressed(suppressed);
+    const line = suppressed && formatSuppressed(suppressed, suppressedLead);
     if (line) log(line);
   };
 

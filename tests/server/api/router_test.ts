@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { apiRouteEntries } from "../../../server/api/router.ts";
 import { fixtureApp } from "../../fixtures/app.ts";
+import { FailureLog } from "../../../server/http/failure_log.ts";
 import { FixtureApiError } from "../../fixtures/routes.tsx";
 
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
@@ -22,8 +23,8 @@ Deno.test("an API route answers JSON through the app's chain: headers, log line,
   assert.deepEqual(await echo.json(), { a: [1] });
 });
 
-Deno.test("a throwing API handler: generic JSON 500, one error event, no detail", async () => {
-  const { fetch, errors } = await fixtureApp();
+Deno.test("a throwing API handler: generic JSON 500, one error event, one log entry, no detail", async () => {
+  const { fetch, errors, failures } = await fixtureApp();
   const res = await fetch("/api/boom");
   assert.equal(res.status, 500);
   const body = await res.text();
@@ -31,6 +32,26 @@ Deno.test("a throwing API handler: generic JSON 500, one error event, no detail"
   assert.doesNotMatch(body, /fixture API route failed/);
   assert.equal(errors.length, 1);
   assert.ok(errors[0] instanceof FixtureApiError);
+  assert.equal(failures.length, 1);
+  assert.equal(failures[0].line, "request failed:");
+  assert.equal(failures[0].error, errors[0]);
+});
+
+Deno.test("a handler failing 30 times: 30 error events, 10 log entries and one count", async () => {
+  const written: { line: string; error?: unknown }[] = [];
+  const failureLog = new FailureLog({ write: (line, error) => written.push({ line, error }) });
+  const { fetch, errors } = await fixtureApp({ failureLog });
+  for (let i = 0; i < 30; i++) {
+    const res = await fetch("/api/boom");
+    assert.equal(res.status, 500);
+    await res.body?.cancel();
+  }
+  // Monitoring gets every one (its own limit is monitoring's); the log holds back the rest.
+  assert.equal(errors.length, 30);
+  assert.equal(written.length, 10);
+  assert.ok(written.every((entry) => entry.error instanceof FixtureApiError));
+  failureLog.flush();
+  assert.match(written[10].line, /^request failed: 20 more failures not logged in full/);
 });
 
 Deno.test("an unknown API path is a JSON 404, on any method, never traced", async () => {

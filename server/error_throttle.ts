@@ -1,7 +1,8 @@
 /**
- * Bounds the error events an error storm can send: at most `perKey` per window for each
- * distinct error, counted in a table of bounded size, with what was held back counted so it
- * can be logged once per window instead of lost silently.
+ * Bounds what an error storm can cause: at most `perKey` per window for each distinct error,
+ * counted in a table of bounded size, with what was held back counted so it can be logged once
+ * per window instead of lost silently. Monitoring limits its error events with it
+ * (monitoring/sentry.ts), the server its failure log (http/failure_log.ts).
  */
 
 /** Limits; the defaults suit one server process. */
@@ -166,11 +167,16 @@ function topFrames(stack: unknown, count: number): string {
 }
 
 /**
- * One log line for a report, or undefined when nothing was suppressed; it names at most
- * `maxKeys` keys, the most suppressed first.
+ * One log line for a report, or undefined when nothing was suppressed: `lead` of the total,
+ * then at most `maxKeys` keys, the most suppressed first.
+ *
+ * @example
+ * formatSuppressed(report, (n) => `monitoring: ${n} error events suppressed`);
+ * // 'monitoring: 98 error events suppressed: 90 of "TypeError @ ...", and 2 more'
  */
 export function formatSuppressed(
   suppressed: readonly Suppressed[],
+  lead: (total: number) => string,
   maxKeys = 3,
 ): string | undefined {
   if (suppressed.length === 0) return undefined;
@@ -178,5 +184,5 @@ export function formatSuppressed(
   const top = [...suppressed].sort((a, b) => b.count - a.count).slice(0, maxKeys);
   const named = top.map((s) => `${s.count} of ${JSON.stringify(s.key)}`).join(", ");
   const more = suppressed.length > top.length ? `, and ${suppressed.length - top.length} more` : "";
-  return `monitoring: ${total} error events suppressed by the rate limit: ${named}${more}`;
+  return `${lead(total)}: ${named}${more}`;
 }

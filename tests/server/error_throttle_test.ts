@@ -4,7 +4,7 @@ import {
   ErrorThrottle,
   formatSuppressed,
   OVERFLOW_KEY,
-} from "../../../server/monitoring/error_throttle.ts";
+} from "../../server/error_throttle.ts";
 
 const MINUTE = 60_000;
 
@@ -102,15 +102,13 @@ Deno.test("errorKey: type and top frames, not the message; the message only with
 });
 
 Deno.test("formatSuppressed: one line, the worst first, nothing when nothing was held back", () => {
-  assert.equal(formatSuppressed([]), undefined);
+  const lead = (n: number) => `${n} held back`;
+  assert.equal(formatSuppressed([], lead), undefined);
   const line = formatSuppressed([
     { key: "A", count: 1 },
     { key: "B", count: 90 },
     { key: "C", count: 5 },
     { key: "D", count: 2 },
-  ]);
-  assert.equal(
-    line,
-    'monitoring: 98 error events suppressed by the rate limit: 90 of "B", 5 of "C", 2 of "D", and 1 more',
-  );
+  ], lead);
+  assert.equal(line, '98 held back: 90 of "B", 5 of "C", 2 of "D", and 1 more');
 });

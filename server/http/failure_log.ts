@@ -1,0 +1,96 @@
+/**
+ * The log of failed requests, on stderr: a failure's error and stack at most `perKey` times a
+ * window for each distinct error (its type and top frames, as error_throttle.ts keys it), and
+ * once a window one line that counts the rest.
+ *
+ * Unbounded, a request the app fails on, sent in a loop, would write a stack trace per request:
+ * the log would grow with the attack, and `console.error` writes synchronously, so a slow reader
+ * of stderr (a full pipe) would stall the whole server. Monitoring limits its error events the
+ * same way (monitoring/sentry.ts); this is the limit for the log, which holds with monitoring off.
+ */
+import {
+  errorKey,
+  ErrorThrottle,
+  type ErrorThrottleOptions,
+  formatSuppressed,
+} from "../error_throttle.ts";
+
+/** Limits and where the lines go; the defaults suit one server process. */
+export interface FailureLogOptions extends ErrorThrottleOptions {
+  /** Writes one entry: a line, and the error when there is one. `console.error` by default. */
+  readonly write?: (line: string, error?: unknown) => void;
+  /** Milliseconds on any monotonic clock; `performance.now` by default. */
+  readonly now?: () => number;
+}
+
+const DEFAULT_PER_KEY = 10;
+const DEFAULT_WINDOW_MS = 60_000;
+
+/** Writes failures within a limit per distinct error, and counts the rest. */
+export class FailureLog {
+  readonly #throttle: ErrorThrottle;
+  readonly #write: (line: string, error?: unknown) => void;
+  readonly #now: () => number;
+  readonly #windowMs: number;
+  readonly #lead: (total: number) => string;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: FailureLogOptions = {}) {
+    const perKey = options.perKey ?? DEFAULT_PER_KEY;
+    this.#windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
+    this.#now = options.now ?? (() => performance.now());
+    this.#throttle = new ErrorThrottle(
+      { perKey, windowMs: this.#windowMs, maxKeys: options.maxKeys },
+      this.#now(),
+    );
+    this.#write = options.write ??
+      ((line, error) => error === undefined ? console.error(line) : console.error(line, error));
+    const seconds = Math.round(this.#windowMs / 1000);
+    this.#lead = (total) =>
+      `request failed: ${total} more failures not logged in full ` +
+      `(at most ${perKey} per error every ${seconds} s)`;
+  }
+
+  /**
+   * Log one failure as `line` and the error with its stack, unless that error is over its limit.
+   *
+   * @example
+   * failureLog.failed("request failed:", error);
+   */
+  failed(line: string, error: unknown): void {
+    const now = this.#now();
+    this.#tell(this.#throttle.report(now));
+    if (this.#throttle.admit(errorKey(error), now)) {
+      this.#write(line, error);
+      return;
+    }
+    // The count is told when the window ends, even when no failure comes after it. Unref'd:
+    // it never keeps the process alive, and shutdown flushes it.
+    if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.flush();
+      }, this.#windowMs);
+      Deno.unrefTimer(this.#timer);
+    }
+  }
+
+  /** Write the count of what was held back now (at shutdown), and stop the window's timer. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#tell(this.#throttle.report(this.#now(), true));
+  }
+
+  #tell(suppressed: ReturnType<ErrorThrottle["report"]>): void {
+    const line = suppressed && formatSuppressed(suppressed, this.#lead);
+    if (line) this.#write(line);
+  }
+}
+
+let processLog: FailureLog | undefined;
+/** The process-wide failure log, so shutdown can flush it. */
+export function defaultFailureLog(): FailureLog {
+  processLog ??= new FailureLog();
+  return processLog;
+}
