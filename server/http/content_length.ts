@@ -9,12 +9,23 @@
 import type { HeaderReader } from "./request_headers.ts";
 
 /**
- * A Content-Length that is a plain decimal number of at most 15 digits, else null.
+ * A Content-Length that is a plain decimal number of at most 15 digits, else null. The same
+ * number repeated (`42, 42`: the field sent twice, which Deno accepts and joins; it refuses
+ * differing ones) is that number, as RFC 9110 (8.6) allows; differing numbers are null.
  *
  * @example
  * contentLength(new Headers({ "content-length": "42" })); // 42
  */
 export function contentLength(headers: HeaderReader): number | null {
   const value = headers.get("content-length");
-  return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : null;
+  if (value === null) return null;
+  if (PLAIN.test(value)) return Number(value);
+  if (!REPEATED.test(value)) return null;
+  // Compared as numbers, as Deno frames the body: it takes `61` and `061` as one length.
+  const [first, ...rest] = value.split(",").map(Number);
+  return rest.every((length) => length === first) ? first : null;
 }
+
+const PLAIN = /^\d{1,15}$/;
+// At most as long as a header section the app accepts; the test is linear in its length.
+const REPEATED = /^\d{1,15}(?:[ \t]*,[ \t]*\d{1,15})+$/;

@@ -8,6 +8,7 @@ import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
 import { parseDsn } from "../../../server/tunnel/dsn.ts";
 import { createIngestClient } from "../../../server/tunnel/ingest_client.ts";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
+import { exchangeRaw } from "../../support/raw_exchange.ts";
 import {
   buildEnvelope,
   chunkedStream,
@@ -61,6 +62,35 @@ test("small envelopes reach the ingest whole, with a Content-Length", async () =
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(2000));
   assert.equal((await post(tunnel.url, chunkedStream(envelope, 300))).status, 200);
   assert.equal(ingest.requests[0].headers.get("content-length"), String(envelope.byteLength));
+});
+
+test("a Content-Length sent twice with one value is that length: a small body, not queued as a large one", async () => {
+  await using ingest = startFakeIngest();
+  // One slot for large bodies, taken below by a chunked upload that stalls.
+  await using tunnel = startTunnel([ingest.dsn()], { maxLargeBodies: 1 });
+  const encoder = new TextEncoder();
+  const stalled = await Deno.connect({ hostname: "127.0.0.1", port: tunnel.port });
+  try {
+    await stalled.write(encoder.encode(
+      "POST /monitoring HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        `${(100).toString(16)}\r\n{"dsn":"${ingest.dsn()}"}\n`,
+    ));
+    const envelope = buildEnvelope(ingest.dsn(), randomBytes(500));
+    const length = envelope.byteLength;
+    for (const [first, second] of [[`${length}`, `${length}`], [`${length}`, `0${length}`]]) {
+      const head = `POST /monitoring HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
+        `Content-Length: ${first}\r\nContent-Length: ${second}\r\n\r\n`;
+      const outcome = await exchangeRaw(tunnel.port, [encoder.encode(head), envelope], 3_000);
+      assert.equal(outcome.kind === "response" && outcome.status, 200, JSON.stringify(outcome));
+    }
+    // The stalled upload is not forwarded: its body neither ends nor passes 64 KiB.
+    assert.deepEqual(ingest.requests.map((r) => r.sha256), [
+      await sha256Hex(envelope),
+      await sha256Hex(envelope),
+    ]);
+  } finally {
+    stalled.close();
+  }
 });
 
 test("a large envelope streams: the ingest hears of it before the upload ends", async () => {
