@@ -131,12 +131,14 @@ export class ErrorThrottle {
  * errorKey(new TypeError("x is undefined")); // "TypeError @ at render (...) < at ..."
  */
 export function errorKey(error: unknown): string {
-  if (!(error instanceof Error)) return `thrown ${typeof error}`;
   try {
+    // Inside the try: `instanceof` throws for a revoked Proxy.
+    if (!(error instanceof Error)) return `thrown ${typeof error}`;
     const name = String(error.name).slice(0, MAX_NAME);
-    const frames = topFrames(error.stack, KEY_FRAMES);
+    const message = String(error.message);
+    const frames = topFrames(error.stack, message, KEY_FRAMES);
     if (frames !== "") return `${name} @ ${frames}`;
-    return `${name}: ${String(error.message).slice(0, MAX_MESSAGE)}`;
+    return `${name}: ${message.slice(0, MAX_MESSAGE)}`;
   } catch {
     // A getter that throws: still one key, never a second fault.
     return "unreadable error";
@@ -145,14 +147,23 @@ export function errorKey(error: unknown): string {
 
 // Enough frames to tell the callers of a shared helper apart.
 const KEY_FRAMES = 3;
+// The stack's first line is `Name: message`; a message found this far in is that line's.
+const MAX_HEADER_START = MAX_NAME + 2;
 
 // The first `count` "at ..." lines of a V8 stack, found without splitting a long stack into
 // lines. Line and column are dropped, as Sentry's grouping drops them: two throws in one
 // function are one error (GET /debug/error alternates between two lines to get past dedupe).
-function topFrames(stack: unknown, count: number): string {
+// The search starts after the message, which may hold lines of its own: V8's JSON.parse error
+// quotes its input, so a client's body could otherwise write the key's frames.
+function topFrames(stack: unknown, message: string, count: number): string {
   if (typeof stack !== "string") return "";
   const frames: string[] = [];
-  let start = stack.indexOf("\n    at ");
+  // Looked for only where the first line can hold it: the work stays linear in the message.
+  const header = message === ""
+    ? -1
+    : stack.slice(0, MAX_HEADER_START + message.length).indexOf(message);
+  const from = header === -1 ? 0 : header + message.length;
+  let start = stack.indexOf("\n    at ", from);
   while (start !== -1 && frames.length < count) {
     const end = stack.indexOf("\n", start + 1);
     // Cut even when it is the last line: a frame can be as long as a function's name.

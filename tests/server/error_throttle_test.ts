@@ -99,6 +99,25 @@ Deno.test("errorKey: type and top frames, not the message; the message only with
     },
   });
   assert.equal(errorKey(hostile), "unreadable error");
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  assert.equal(errorKey(revoked.proxy), "unreadable error");
+});
+
+Deno.test("errorKey: frames written into a message do not make a key", () => {
+  // V8's JSON.parse error quotes the text it was given, line breaks included.
+  const parseError = (text: string) => {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      return error;
+    }
+  };
+  const planted = (n: number) => parseError(`[1,\n    at p${n} (`);
+  assert.match(String((planted(1) as Error).message), /\n {4}at p1/);
+  assert.equal(errorKey(planted(1)), errorKey(planted(2)));
+  assert.doesNotMatch(errorKey(planted(1)), /at p1/);
+  assert.match(errorKey(planted(1)), /^SyntaxError @ at /);
 });
 
 Deno.test("formatSuppressed: one line, the worst first, nothing when nothing was held back", () => {
