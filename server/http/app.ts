@@ -39,8 +39,11 @@ export function createApp(deps: AppDeps): Handler {
   const failureLog = deps.failureLog ?? defaultFailureLog();
   // A handler's fault is logged and reported, each within its own limit per distinct error.
   const report: Report = (error, ctx) => {
-    failureLog.failed("request failed:", error);
-    monitoring.captureError(error, ctx);
+    try {
+      failureLog.failed("request failed:", error);
+    } finally {
+      monitoring.captureError(error, ctx);
+    }
   };
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
   // requests must never be traced or reported (they would feed themselves). Errors are caught

@@ -1,7 +1,8 @@
 /**
  * The log of failed requests, on stderr: a failure's error and stack at most `perKey` times a
  * window for each distinct error (its type and top frames, as error_throttle.ts keys it), and
- * once a window one line that counts the rest.
+ * once a window one line that counts the rest. Each entry is cut to 8 KiB: a message can carry
+ * request data of any size.
  *
  * Unbounded, a request the app fails on, sent in a loop, would write a stack trace per request:
  * the log would grow with the attack, and `console.error` writes synchronously, so a slow reader
@@ -17,19 +18,21 @@ import {
 
 /** Limits and where the lines go; the defaults suit one server process. */
 export interface FailureLogOptions extends ErrorThrottleOptions {
-  /** Writes one entry: a line, and the error when there is one. `console.error` by default. */
-  readonly write?: (line: string, error?: unknown) => void;
+  /** Writes one entry (a failure with its error, or a count). `console.error` by default. */
+  readonly write?: (entry: string) => void;
   /** Milliseconds on any monotonic clock; `performance.now` by default. */
   readonly now?: () => number;
 }
 
 const DEFAULT_PER_KEY = 10;
 const DEFAULT_WINDOW_MS = 60_000;
+/** The longest entry written; a stack trace with its causes is a few KiB. */
+export const MAX_ENTRY_CHARS = 8 * 1024;
 
 /** Writes failures within a limit per distinct error, and counts the rest. */
 export class FailureLog {
   readonly #throttle: ErrorThrottle;
-  readonly #write: (line: string, error?: unknown) => void;
+  readonly #write: (entry: string) => void;
   readonly #now: () => number;
   readonly #windowMs: number;
   readonly #lead: (total: number) => string;
@@ -43,8 +46,7 @@ export class FailureLog {
       { perKey, windowMs: this.#windowMs, maxKeys: options.maxKeys },
       this.#now(),
     );
-    this.#write = options.write ??
-      ((line, error) => error === undefined ? console.error(line) : console.error(line, error));
+    this.#write = options.write ?? ((entry) => console.error(entry));
     const seconds = Math.round(this.#windowMs / 1000);
     this.#lead = (total) =>
       `request failed: ${total} more failures not logged in full ` +
@@ -53,6 +55,7 @@ export class FailureLog {
 
   /**
    * Log one failure as `line` and the error with its stack, unless that error is over its limit.
+   * Never throws, whatever was thrown.
    *
    * @example
    * failureLog.failed("request failed:", error);
@@ -60,8 +63,9 @@ export class FailureLog {
   failed(line: string, error: unknown): void {
     const now = this.#now();
     this.#tell(this.#throttle.report(now));
-    if (this.#throttle.admit(errorKey(error), now)) {
-      this.#write(line, error);
+    const key = errorKey(error);
+    if (this.#throttle.admit(key, now)) {
+      this.#writeSafely(`${line} ${shown(error, key)}`);
       return;
     }
     // The count is told when the window ends, even when no failure comes after it. Unref'd:
@@ -84,8 +88,32 @@ export class FailureLog {
 
   #tell(suppressed: ReturnType<ErrorThrottle["report"]>): void {
     const line = suppressed && formatSuppressed(suppressed, this.#lead);
-    if (line) this.#write(line);
+    if (line) this.#writeSafely(cut(line));
   }
+
+  // A log that cannot be written (stderr closed) must not turn a 500 into a crash.
+  #writeSafely(entry: string): void {
+    try {
+      this.#write(entry);
+    } catch {
+      // Nowhere left to say it.
+    }
+  }
+}
+
+// The error as console.error would show it (its stack and cause), cut to the entry's size.
+function shown(error: unknown, key: string): string {
+  try {
+    return cut(typeof error === "string" ? error : Deno.inspect(error));
+  } catch {
+    // A revoked Proxy, a getter that throws: what the key says is all there is.
+    return `(a value that cannot be shown: ${key})`;
+  }
+}
+
+function cut(text: string): string {
+  if (text.length <= MAX_ENTRY_CHARS) return text;
+  return `${text.slice(0, MAX_ENTRY_CHARS)}... (${text.length - MAX_ENTRY_CHARS} more characters)`;
 }
 
 let processLog: FailureLog | undefined;
