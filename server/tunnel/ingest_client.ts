@@ -218,7 +218,22 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
     }
   }
 
+  // A connection whose exchange failed partway (a write or read error) carries nothing more.
   async function exchange(
+    c: Connection,
+    head: string,
+    body: Bytes | ReadableStream<Bytes> | null,
+    reused: boolean,
+  ): Promise<Response> {
+    try {
+      return await exchangeOn(c, head, body, reused);
+    } catch (error) {
+      closeConnection(c);
+      throw error;
+    }
+  }
+
+  async function exchangeOn(
     c: Connection,
     head: string,
     body: Bytes | ReadableStream<Bytes> | null,
@@ -275,6 +290,9 @@ export function createIngestClient(options: IngestClientOptions = {}): IngestCli
           caCerts: options.caCerts,
         });
         pipelines.set(key, pipeline);
+        // Made after close(): it sends on connections closed after each batch, as close() leaves
+        // the others, rather than keep idle ones open.
+        if (closed) pipeline.close();
       }
       return pipeline;
     },
@@ -332,17 +350,17 @@ function closeConnection(c: Connection): void {
 
 function asTypeError(error: unknown): unknown {
   if (error instanceof TypeError) return error;
-  if (error instanceof Error && !(error instanceof Deno.errors.BadResource) && !isIoError(error)) {
-    return error;
-  }
+  if (error instanceof Error && !isIoError(error)) return error;
   return new TypeError("ingest connection failed", { cause: error });
 }
 
+// Every error Deno's sockets and TLS raise (reset, broken pipe, a record TLS cannot decrypt, a
+// timeout, ...) is the network's or the ingest's doing: a 502. A missing permission is the
+// operator's, and anything else a bug: those stay as they are.
+const IO_ERRORS = Object.values(Deno.errors).filter((type) =>
+  type !== Deno.errors.PermissionDenied && type !== Deno.errors.NotCapable
+);
+
 function isIoError(error: Error): boolean {
-  return error instanceof Deno.errors.ConnectionReset ||
-    error instanceof Deno.errors.BrokenPipe ||
-    error instanceof Deno.errors.ConnectionAborted ||
-    error instanceof Deno.errors.Interrupted ||
-    error instanceof Deno.errors.UnexpectedEof ||
-    error instanceof NothingSent;
+  return error instanceof NothingSent || IO_ERRORS.some((type) => error instanceof type);
 }

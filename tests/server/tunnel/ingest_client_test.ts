@@ -370,3 +370,36 @@ test("header values that could split the request, or are not byte strings, are r
     assert.equal(ingest.connections, 0);
   });
 });
+
+test("an ingest that stops reading partway through a large body: a TypeError, and the connection closed", async () => {
+  // Reads a little of the request, then closes: the rest of the write fails (broken pipe or
+  // reset) after the first write was taken.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const serving = (async () => {
+    for (let i = 0; i < 3; i++) {
+      const conn = await listener.accept();
+      await conn.read(new Uint8Array(1024));
+      conn.close();
+    }
+  })();
+  const client = createIngestClient();
+  try {
+    const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/1/envelope/`;
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(
+        client.fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/x-sentry-envelope" },
+          body: new Uint8Array(4 * 1024 * 1024),
+          redirect: "manual",
+        }),
+        TypeError,
+      );
+    }
+    await serving;
+    // The test's resource sanitizer fails it if a connection of the three is still open.
+  } finally {
+    client.close();
+    listener.close();
+  }
+});

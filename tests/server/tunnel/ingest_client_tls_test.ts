@@ -168,3 +168,72 @@ Deno.test("over TLS: pipelined envelopes each get their own answer, on one conne
     await server.shutdown();
   }
 });
+
+Deno.test("over TLS: a record the client cannot decrypt is a TypeError (a 502), and the connection is closed", async () => {
+  const { ca, cert, key } = await makeCertificates();
+  // An ingest that reads the request, then answers with an application-data record of noise,
+  // as a broken middlebox would.
+  const listener = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
+  const served = (async () => {
+    const conn = await listener.accept();
+    await conn.handshake();
+    await conn.read(new Uint8Array(64 * 1024));
+    return conn;
+  })();
+  const raw = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  // In front of it, a relay that forwards the handshake and, once the request has passed, adds
+  // the noise record the client reads next.
+  const relaying = (async () => {
+    const client = await raw.accept();
+    const upstream = await Deno.connect({
+      hostname: "127.0.0.1",
+      port: (listener.addr as Deno.NetAddr).port,
+    });
+    const pipe = async (from: Deno.Conn, to: Deno.Conn, after?: (bytes: number) => void) => {
+      const buffer = new Uint8Array(64 * 1024);
+      let total = 0;
+      try {
+        for (;;) {
+          const n = await from.read(buffer);
+          if (n === null) return;
+          await to.write(buffer.subarray(0, n));
+          after?.(total += n);
+        }
+      } catch {
+        // Closed at the end of the test.
+      }
+    };
+    let noise = false;
+    const toServer = pipe(client, upstream, (total) => {
+      // The handshake's client side is well under 1 KiB; the request carries a 4 KiB body.
+      if (total > 4096 && !noise) {
+        noise = true;
+        const record = new Uint8Array([0x17, 3, 3, 0, 32, ...new Uint8Array(32).fill(7)]);
+        client.write(record).catch(() => {});
+      }
+    });
+    const toClient = pipe(upstream, client);
+    return { client, upstream, done: Promise.all([toServer, toClient]) };
+  })();
+  const ingest = createIngestClient({ caCerts: [ca] });
+  try {
+    const url = `https://127.0.0.1:${(raw.addr as Deno.NetAddr).port}/api/1/envelope/`;
+    const error = await ingest.fetch(url, {
+      method: "POST",
+      headers,
+      body: new Uint8Array(4096),
+      redirect: "manual",
+    }).then(() => undefined, (error) => error);
+    assert.ok(error instanceof TypeError, String(error));
+    assert.ok((error as TypeError).cause instanceof Deno.errors.InvalidData, String(error.cause));
+  } finally {
+    ingest.close();
+    (await served).close();
+    const relay = await relaying;
+    relay.client.close();
+    relay.upstream.close();
+    await relay.done;
+    listener.close();
+    raw.close();
+  }
+});
