@@ -15,22 +15,28 @@ import type { IngestClient } from "../tunnel/ingest_client.ts";
 type TransportOptions = BaseTransportOptions & { headers?: Record<string, string> };
 
 const encoder = new TextEncoder();
+// Longest a send may take, pipelined or alone: an ingest that accepts a connection and never
+// answers must not hold an envelope, and the SDK's queue behind it, for good.
+const SEND_TIMEOUT_MS = 10_000;
 
 /**
  * A transport factory for the Sentry client (sentry_client.ts): envelopes go out pipelined
  * (envelope_pipeline.ts), or one request at a time with `send` once the ingest has shown it
- * does not take pipelined requests.
+ * does not take pipelined requests. Each send, either way, ends within `timeoutMs`.
  *
  * @example
  * startSentryClient({ ...options, transport: envelopeTransport(createIngestClient()) });
  */
-export function envelopeTransport(client: IngestClient) {
+export function envelopeTransport(
+  client: IngestClient,
+  { timeoutMs = SEND_TIMEOUT_MS }: { readonly timeoutMs?: number } = {},
+) {
   return (options: TransportOptions) => {
     // Resent once after a broken connection: each envelope carries an event id. Transactions
     // come in batches (monitoring/sentry.ts) and share a write without waiting: envelopes sent
     // in one turn go together (a traced request cost about 190 µs when each went alone, 100 µs
     // when they shared).
-    const pipeline = client.pipeline(options.url, { resend: true });
+    const pipeline = client.pipeline(options.url, { resend: true, timeoutMs });
     const oneByOne = async (body: Uint8Array<ArrayBuffer>, headers: Record<string, string>) => {
       const res = await client.fetch(options.url, {
         method: "POST",
@@ -41,6 +47,7 @@ export function envelopeTransport(client: IngestClient) {
         // wherever it pointed.
         redirect: "manual",
         referrerPolicy: "strict-origin",
+        signal: AbortSignal.timeout(timeoutMs),
       });
       // Unread bodies keep their connection (and a resource) open until collected.
       await res.body?.cancel();

@@ -270,8 +270,11 @@ export class EnvelopePipeline {
     this.stats.batches++;
     const timer = setTimeout(() => this.#drop(lane), this.#timeoutMs);
     let answered = 0;
-    // The ingest said `Connection: close` (or ended a body by closing): it reads nothing more.
+    // The connection ends with this answer (`Connection: close`, an HTTP/1.0 answer, a body
+    // ended by closing): it carries nothing more...
     let closing = false;
+    // ...and the ingest said `Connection: close`: what followed was never processed.
+    let neverRead = false;
     // The connection cannot carry another batch: an answer cut at the cap, bytes after the last
     // answer, a clean close partway, an error.
     let spent = false;
@@ -299,6 +302,7 @@ export class EnvelopePipeline {
             break reading;
           }
           closing = !step.response.keepAlive;
+          neverRead = step.response.closes;
           if (closing || chunk === null) break reading;
           chunk = chunk.subarray(step.used);
           if (answered === batch.length) {
@@ -326,12 +330,12 @@ export class EnvelopePipeline {
       return;
     }
     if (lane.conn === conn) this.#drop(lane);
-    this.#settleUnanswered(batch.slice(answered), { closing: closing && !spent, quit });
+    this.#settleUnanswered(batch.slice(answered), { neverRead: neverRead && !spent, quit });
   }
 
-  #settleUnanswered(unanswered: Pending[], how: { closing: boolean; quit: boolean }): void {
+  #settleUnanswered(unanswered: Pending[], how: { neverRead: boolean; quit: boolean }): void {
     const waiting = unanswered.filter((pending) => !pending.gone);
-    if (how.closing) {
+    if (how.neverRead) {
       // Provably never read (RFC 9112, 9.6): sent again as if for the first time.
       this.#queue.unshift(...waiting);
       this.stats.retried += waiting.length;

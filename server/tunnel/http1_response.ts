@@ -18,6 +18,12 @@ export interface ParsedResponse {
   readonly reusable: boolean;
   /** HTTP/1.1 without `Connection: close`: the server will read the next request sent. */
   readonly keepAlive: boolean;
+  /**
+   * The answer said `Connection: close`: the server processes no request sent after this one
+   * (RFC 9112, 9.6). A connection that ends otherwise (an HTTP/1.0 answer, a body ended by the
+   * close) gives no such promise about the requests behind it.
+   */
+  readonly closes: boolean;
 }
 
 /** What one {@link ResponseParser.push} or {@link ResponseParser.end} made of the bytes so far. */
@@ -47,6 +53,7 @@ interface Head {
   readonly status: number;
   readonly headers: [string, string][];
   readonly keepAlive: boolean;
+  readonly closes: boolean;
 }
 
 /**
@@ -222,10 +229,10 @@ export class ResponseParser {
   // `used` of the last chunk's `length` bytes belong to this response.
   #done(keepAlive: boolean, used: number, length: number): ParseStep {
     const head = this.#head!;
-    const { status, headers } = head;
+    const { status, headers, closes } = head;
     const body = this.#keptBody().bytes();
     const reusable = keepAlive && used === length;
-    return { kind: "done", response: { status, headers, body, reusable, keepAlive }, used };
+    return { kind: "done", response: { status, headers, body, reusable, keepAlive, closes }, used };
   }
 }
 
@@ -268,9 +275,9 @@ function parseHead(bytes: Uint8Array): Head | string {
   // batch as never read and send it again.
   const http11 = statusLine[1] === "1";
   const connection = headerValue(headers, "connection") ?? "";
-  const keepAlive = !hasToken(connection, "close") &&
-    (http11 || hasToken(connection, "keep-alive"));
-  return { status: Number(statusLine[2]), headers, keepAlive };
+  const closes = hasToken(connection, "close");
+  const keepAlive = !closes && (http11 || hasToken(connection, "keep-alive"));
+  return { status: Number(statusLine[2]), headers, keepAlive, closes };
 }
 
 // Each byte one char (Latin-1), so a byte check is a char check. TextDecoder("latin1") is

@@ -178,6 +178,35 @@ Deno.test("Connection: close partway: the unanswered go again on a new connectio
   }
 });
 
+Deno.test("resend off: a connection that ends without Connection: close is no promise the rest went unread", async () => {
+  // HTTP/1.1 with a body ended by the close, and HTTP/1.0 without keep-alive: the ingest may
+  // have read (and kept) the requests behind the answer, so the tunnel sends none of them twice.
+  for (
+    const answer of [
+      (body: string) => `HTTP/1.1 200 OK\r\n\r\n${body}`,
+      (body: string) => `HTTP/1.0 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    ]
+  ) {
+    const ingest = rawIngest((body, index, connection) =>
+      connection === 0 && index === 1 ? { thenClose: answer(body) } : OK(body)
+    );
+    const pipeline = new EnvelopePipeline(ingest.url, { resend: false });
+    try {
+      await send(pipeline, "first");
+      const settled = await Promise.allSettled(ids(4).map((id) => send(pipeline, id)));
+      assert.equal(settled[0].status === "fulfilled" && text(settled[0].value), "e0");
+      for (const outcome of settled.slice(1)) {
+        assert.ok(outcome.status === "rejected" && outcome.reason instanceof TypeError);
+      }
+      assert.deepEqual(ingest.received.map((r) => r.body), ["first", "e0"]);
+      assert.equal(pipeline.stats.retried, 0);
+    } finally {
+      pipeline.close();
+      await ingest.close();
+    }
+  }
+});
+
 Deno.test("an ingest that stops answering partway is not pipelined to again; every envelope arrives", async () => {
   // Answers the first request of each connection, then closes without a word.
   const ingest = rawIngest((body, index) => index === 0 ? OK(body) : "close");
@@ -198,6 +227,35 @@ Deno.test("an ingest that stops answering partway is not pipelined to again; eve
       assert.equal(copies, 1, `${id} arrived ${copies} times`);
     }
   } finally {
+    client.close();
+    await transport.flush(1000);
+    await ingest.close();
+  }
+});
+
+Deno.test("the SDK's envelopes one at a time (pipelining off) still end within the send timeout", async () => {
+  // The first connection stops answering partway (pipelining goes off); every later one is
+  // accepted and never answered.
+  const ingest = rawIngest((body, index, connection) =>
+    connection > 0 ? "hang" : index === 0 ? OK(body) : "close"
+  );
+  const client = createIngestClient();
+  const transport = envelopeTransport(client, { timeoutMs: 200 })({
+    url: ingest.url,
+    recordDroppedEvent: () => {},
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await transport.send(envelope("first"));
+    const sends = Promise.allSettled(ids(2).map((id) => transport.send(envelope(id))));
+    const stuck = new Promise<"stuck">((resolve) =>
+      timer = setTimeout(() => resolve("stuck"), 5_000)
+    );
+    const outcome = await Promise.race([sends, stuck]);
+    assert.notEqual(outcome, "stuck", "a send still waited after 5 s");
+    assert.equal(ingest.connections() > 1, true, "the envelopes went one at a time");
+  } finally {
+    clearTimeout(timer);
     client.close();
     await transport.flush(1000);
     await ingest.close();
