@@ -403,3 +403,17 @@ test("an ingest that stops reading partway through a large body: a TypeError, an
     listener.close();
   }
 });
+
+test("a pipeline asked for after close() sends, and keeps no connection open", async () => {
+  await using ingest = startScriptedIngest(() => ({ answer: OK }));
+  const client = createIngestClient();
+  client.close();
+  const pipeline = client.pipeline(ingest.url, { resend: false });
+  const headers = { "content-type": "application/x-sentry-envelope" };
+  for (const body of ["late", "later"]) {
+    assert.equal((await pipeline.send(encoder.encode(body), headers)).status, 200);
+  }
+  assert.deepEqual(ingest.seen.map((s) => s.body), ["late", "later"]);
+  // Each batch's connection closed after it, as close() leaves the client's others.
+  assert.equal(ingest.connections, 2);
+});
