@@ -38,6 +38,7 @@ import {
   transactionEvent,
 } from "./request_recorder.ts";
 import { parseSentryTrace } from "./sentry_trace.ts";
+import { reportable } from "./reportable.ts";
 import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budget.ts";
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
@@ -236,7 +237,11 @@ export function startMonitoring(
         });
       }
       // Unhandled: the app only catches it to answer with a generic 500 page.
-      captureException(error, { mechanism: { type: "auto.http.deno", handled: false } });
+      // The SDK gets a value it can read whole (reportable.ts): a Symbol, a getter that throws
+      // or an AggregateError of thousands must not stall it or the server.
+      captureException(reportable(error), {
+        mechanism: { type: "auto.http.deno", handled: false },
+      });
     });
   };
 

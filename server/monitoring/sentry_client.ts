@@ -31,6 +31,7 @@ import {
   type Transport,
 } from "@sentry/core";
 import { FLUSH_TIMEOUT_MS } from "../constants.ts";
+import { reportable } from "./reportable.ts";
 
 /** What the server's client is started with. */
 export interface SentryClientOptions {
@@ -50,6 +51,9 @@ export interface SentryClientOptions {
  * @example
  * startSentryClient({ dsn, environment, release, tracesSampleRate: 0.1, transport });
  */
+/** Longest string value (an exception's message, for one) an event carries. */
+export const MAX_VALUE_LENGTH = 8 * 1024;
+
 export function startSentryClient(options: SentryClientOptions): Client {
   return initAndBind(ServerRuntimeClient, {
     dsn: options.dsn,
@@ -57,6 +61,9 @@ export function startSentryClient(options: SentryClientOptions): Client {
     release: options.release,
     tracesSampleRate: options.tracesSampleRate,
     transport: options.transport,
+    // A message can carry a client's input of any length (`new URL(input)` quotes it whole);
+    // unset, the SDK sends it all (a 5 MB message made a 5 MB event).
+    maxValueLength: MAX_VALUE_LENGTH,
     stackParser: createStackParser(nodeStackLineParser()),
     integrations: [
       eventFiltersIntegration(),
@@ -115,15 +122,17 @@ function globalHandlersIntegration(): Integration {
   let exiting = false;
   const report = (client: Client, error: unknown, type: string) => {
     const stackParser = client.getOptions().stackParser;
-    const event = isPrimitive(error)
+    // What the SDK can read whole (reportable.ts); the process still ends with `error` itself.
+    const readable = reportable(error);
+    const event = isPrimitive(readable)
       ? {
         exception: {
-          values: [{ type: "Error", value: `Non-Error value thrown: ${String(error)}` }],
+          values: [{ type: "Error", value: `Non-Error value thrown: ${String(readable)}` }],
         },
       }
-      : eventFromUnknownInput(client, stackParser, error);
+      : eventFromUnknownInput(client, stackParser, readable);
     event.level = "fatal";
-    captureEvent(event, { originalException: error, mechanism: { handled: false, type } });
+    captureEvent(event, { originalException: readable, mechanism: { handled: false, type } });
     exiting = true;
     // Bounded: an ingest that never answers must not keep a failed process serving.
     flush(FLUSH_TIMEOUT_MS).finally(() => {

@@ -6,7 +6,10 @@ const CLIENT_MODULE = new URL("../../../server/monitoring/sentry_client.ts", imp
 
 // A script that starts the client with a transport printing each envelope on stdout, then
 // fails the way `kind` says, outside any handler.
-function failingScript(kind: "rejection" | "throw"): string {
+function failingScript(
+  kind: "rejection" | "throw",
+  thrown = 'new Error("nobody caught this")',
+): string {
   return `
 import { createTransport } from "@sentry/core";
 import { startSentryClient } from ${JSON.stringify(CLIENT_MODULE)};
@@ -17,11 +20,7 @@ startSentryClient({
     return { statusCode: 200 };
   }),
 });
-${
-    kind === "rejection"
-      ? 'Promise.reject(new Error("nobody caught this"));'
-      : 'setTimeout(() => { throw new Error("nobody caught this"); });'
-  }
+${kind === "rejection" ? `Promise.reject(${thrown});` : `setTimeout(() => { throw ${thrown}; });`}
 `;
 }
 
@@ -60,6 +59,24 @@ for (
     assert.deepEqual(exception.mechanism, { type: mechanism, handled: false });
   });
 }
+
+Deno.test("an uncaught error the SDK cannot read is sent as fatal (a stand-in, not the getter's error), then ends the process", async () => {
+  const unreadable =
+    `Object.defineProperty(new Error("x"), "stack", { get() { throw new Error("boom"); } })`;
+  for (
+    const [thrown, value] of [
+      [unreadable, /^a thrown value that could not be read$/],
+      ['Symbol("odd")', /Symbol\(odd\)/],
+    ] as const
+  ) {
+    const { code, events } = await runScript(failingScript("rejection", thrown));
+    assert.notEqual(code, 0);
+    assert.equal(events.length, 1, thrown);
+    assert.equal(events[0].level, "fatal");
+    // Not the getter's own error, reported in its place.
+    assert.match(events[0].exception.values.at(-1).value, value);
+  }
+});
 
 Deno.test("events carry Deno's SDK name, runtime and contexts", async () => {
   const sent: string[] = [];

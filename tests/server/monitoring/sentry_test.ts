@@ -280,3 +280,38 @@ Deno.test("incoming sampled traces beyond the budget follow the server's rate, a
     await monitoring.flush(1_000);
   }
 });
+
+Deno.test({
+  name: "whatever the app throws, the error is reported, bounded, and flush is not left waiting",
+  // The SDK's client is process-wide: its keep-alive connection to the ingest closes after the
+  // test (when the ingest does), and its flush leaves a timer of its own (@sentry/core's promise
+  // buffer) running for the timeout.
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async () => {
+  await using ingest = startFakeIngest();
+  const config = loadConfig({ SENTRY_DSN: ingest.dsn("key", "8"), HOST: "127.0.0.1", PORT: "0" });
+  const monitoring = startMonitoring(config, "r1");
+  const unreadable = new Error("x");
+  Object.defineProperty(unreadable, "stack", {
+    get() {
+      throw new Error("getter boom");
+    },
+  });
+  const thrown = [
+    Symbol("odd"),
+    unreadable,
+    new AggregateError(Array.from({ length: 20_000 }, (_, i) => new Error(`child ${i}`)), "many"),
+    new Error(`bad input: ${"m".repeat(1_000_000)}`),
+  ];
+  for (const value of thrown) monitoring.captureError(value);
+  // False when it ran into its timeout, as it did once the SDK choked on a value.
+  assert.equal(await monitoring.flush(5_000), true, "flush finished");
+  const events = await itemsOf(ingest, "event");
+  assert.equal(events.length, thrown.length);
+  for (const event of events) {
+    assert.ok(JSON.stringify(event).length < 64 * 1024, `${JSON.stringify(event).length} bytes`);
+  }
+  const aggregate = events.find((e) => e.exception?.values?.some((v) => v.value === "many"));
+  assert.ok((aggregate?.exception?.values?.length ?? 0) <= 6, "five linked errors at most");
+});
