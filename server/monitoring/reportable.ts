@@ -9,6 +9,8 @@
  *   busy for 6 s and made a 22 MB event;
  * - a thrown plain object is serialized whole, strings of any length included.
  *
+ * - a stack whose message holds lines of its own gets them read as frames.
+ *
  * So the value is checked here first, reading each property once inside a `try`. An ordinary
  * error comes back as it is; anything else comes back as a bounded copy that keeps what can be
  * read (type, message, stack, `cause` and the first `errors`, five levels deep), or as an Error
@@ -55,13 +57,14 @@ function checked(value: unknown, depth: number): unknown {
   const keptErrors = listed && deeper
     ? errors.slice(0, MAX_LINKED).map((entry) => checked(entry, depth + 1))
     : [];
-  const unchanged = keptCause === cause &&
+  const keptStack = typeof stack === "string" ? withoutMessageLines(stack, message) : stack;
+  const unchanged = keptCause === cause && keptStack === stack &&
     (!listed ||
       (errors.length === keptErrors.length && keptErrors.every((e, i) => e === errors[i])));
   if (unchanged) return value;
   const copy = new Error(message);
   Object.defineProperty(copy, "name", { value: name, configurable: true, writable: true });
-  if (typeof stack === "string") copy.stack = stack;
+  if (typeof keptStack === "string") copy.stack = keptStack;
   if (keptCause !== undefined) copy.cause = keptCause;
   if (listed) Object.assign(copy, { errors: keptErrors });
   return copy;
@@ -92,4 +95,20 @@ function plainCopy(value: object): Record<string, unknown> {
     });
   }
   return copy;
+}
+
+// Where in a stack its first line (`Name: message`) can hold the message.
+const MAX_HEADER_START = 102;
+
+/**
+ * The stack with the message's line breaks made spaces in its first line. The SDK reads every
+ * line of `stack` that looks like a frame as one, message lines included, and a message can
+ * quote a client's input (V8's JSON.parse error does): the event would carry frames the client
+ * wrote, and Sentry would group by them. The message itself is sent unchanged.
+ */
+function withoutMessageLines(stack: string, message: string): string {
+  if (!message.includes("\n")) return stack;
+  const at = stack.slice(0, MAX_HEADER_START + message.length).indexOf(message);
+  if (at === -1) return stack;
+  return stack.slice(0, at) + message.replaceAll(/\r?\n/g, " ") + stack.slice(at + message.length);
 }

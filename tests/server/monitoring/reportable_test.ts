@@ -80,3 +80,17 @@ Deno.test("a thrown plain object: its first keys, strings cut, nothing nested, _
   assert.equal(Object.hasOwn(proto, "__proto__"), true);
   assert.equal(({} as { polluted?: boolean }).polluted, undefined);
 });
+
+Deno.test("lines in a message are not frames of the stack the SDK parses; the message is kept", () => {
+  let parseError: Error | undefined;
+  try {
+    JSON.parse("[1,\n    at p1 (");
+  } catch (error) {
+    parseError = error as Error;
+  }
+  assert.match(parseError!.stack!, /\n {4}at p1/, "V8 quotes the input, line break included");
+  const kept = reportable(parseError) as Error;
+  assert.equal(kept.message, parseError!.message);
+  assert.doesNotMatch(kept.stack!, /\n {4}at p1/);
+  assert.match(kept.stack!, /^SyntaxError: .*at p1.*\n {4}at JSON\.parse/);
+});
