@@ -50,7 +50,9 @@ export function createApp(deps: AppDeps): Handler {
   // inside the span, so the event is linked to its trace.
   const traced = (handler: ContextHandler, onError = internalError) =>
     monitoring.instrumentHandler(caught(handler, report, onError));
-  const health = traced(healthHandler(deps.release));
+  // Not traced: load balancers poll it every few seconds, which at the sample rate would fill
+  // Sentry with health checks.
+  const health = caught(healthHandler(deps.release), report, internalError);
   // Maps, not objects: the path and the method are the client's, and an object would answer
   // `constructor` or `__proto__` from Object.prototype.
   const routes = new Map<string, Route>();

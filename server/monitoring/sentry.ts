@@ -264,7 +264,8 @@ export function startMonitoring(
   };
 }
 
+// Without the query (tokens, personal data) or a fragment, which only a hand-made request sends.
 function withoutQuery(url: string): string {
-  const query = url.indexOf("?");
-  return query === -1 ? url : url.slice(0, query);
+  const end = url.search(/[?#]/);
+  return end === -1 ? url : url.slice(0, end);
 }

@@ -12,6 +12,7 @@ import { indexStaticFiles } from "../../../server/http/static_files.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import { startServer } from "../../support/server.ts";
 import { spyOnHeaders } from "../../support/header_spy.ts";
+import { rawRequest } from "../../support/raw_http.ts";
 
 const manifest = await readManifest();
 
@@ -50,13 +51,24 @@ Deno.test("request spans: pages are traced; the tunnel and static files are not"
       const res = await fetch(new URL(path, server.url));
       await res.body?.cancel();
     }
+    // Health checks are not traced; a fragment (fetch never sends one) stays out of the URL.
+    assert.equal(
+      (await fetch(new URL("/healthz", server.url)).then((r) => r.text())).length > 0,
+      true,
+    );
+    const fragment = await rawRequest(server.url, {
+      method: "GET",
+      target: "/#secret-fragment",
+      headers: [["Host", new URL(server.url).host]],
+    });
+    assert.equal(fragment.status, 200);
     // Stop: shutdown flushes the SDK, so everything it will ever send has arrived after this.
     const status = await server.stop("SIGTERM");
     assert.equal(status.code, 0);
     const sent = await transactions(ingest);
-    assert.deepEqual(sent.map((t) => t.transaction), ["GET /"]);
+    assert.deepEqual(sent.map((t) => t.transaction), ["GET /", "GET /"]);
     // As in the request log, the query string (tokens, personal data) stays on the server.
-    assert.equal(sent[0].request?.url, new URL("/", server.url).href);
+    for (const t of sent) assert.equal(t.request?.url, new URL("/", server.url).href);
   } finally {
     await server.stop();
   }
