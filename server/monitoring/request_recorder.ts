@@ -96,7 +96,7 @@ export function samplingContext(
     public_key: defaults.publicKey,
     sample_rate: String(defaults.sampleRate),
     sampled: String(trace.sampled),
-    sample_rand: trace.sampleRand.toFixed(6),
+    sample_rand: sampleRandText(trace.sampleRand),
   };
 }
 
@@ -163,4 +163,16 @@ export function transactionEnvelope(
     },
     [[{ type: "transaction" }, event]],
   ] as Envelope;
+}
+
+/**
+ * A trace's random draw as the DSC carries it: six decimals, and always below 1 as the draw is
+ * (`toFixed` rounds 0.9999996 up to "1.000000", which no sample rate below 1 can admit).
+ *
+ * @example
+ * sampleRandText(0.05); // "0.050000"
+ */
+export function sampleRandText(sampleRand: number): string {
+  const text = sampleRand.toFixed(6);
+  return text === "1.000000" ? "0.999999" : text;
 }

@@ -5,7 +5,7 @@
  */
 import type { DynamicSamplingContext } from "@sentry/core";
 import { escapeHtml } from "../page/html.ts";
-import type { RequestTrace } from "./request_recorder.ts";
+import { type RequestTrace, sampleRandText } from "./request_recorder.ts";
 
 /**
  * Build a function that writes a request's meta tags. The parts of the baggage that never
@@ -32,6 +32,6 @@ export function traceMetaTagWriter(
     `<meta name="sentry-trace" content="${trace.traceId}-${trace.spanId}-${
       trace.sampled ? 1 : 0
     }${baggageStart}${trace.traceId},sentry-sampled=${trace.sampled},sentry-sample_rand=${
-      trace.sampleRand.toFixed(6)
+      sampleRandText(trace.sampleRand)
     }${baggageEnd}`;
 }

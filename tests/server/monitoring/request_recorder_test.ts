@@ -3,6 +3,7 @@ import {
   newSpanId,
   newTraceId,
   type RequestTrace,
+  sampleRandText,
   samplingContext,
   spanStatus,
   transactionEnvelope,
@@ -106,4 +107,11 @@ Deno.test("transactionEnvelope: one transaction item, the server's sampling cont
   assert.equal(items.length, 1);
   assert.deepEqual(items[0][0], { type: "transaction" });
   assert.equal(items[0][1], event);
+});
+
+Deno.test("sampleRandText: six decimals, and below 1 however close the draw is", () => {
+  assert.equal(sampleRandText(0.05), "0.050000");
+  assert.equal(sampleRandText(0), "0.000000");
+  assert.equal(sampleRandText(0.9999994), "0.999999");
+  assert.equal(sampleRandText(0.9999997), "0.999999");
 });

@@ -38,3 +38,19 @@ Deno.test("traceMetaTagWriter: a quote that percent-encoding keeps is escaped fo
   assert.ok(!tags.includes("'"), tags);
   assert.match(tags, /content="sentry-environment=it&#39;s,sentry-release=r&#39;,/);
 });
+
+Deno.test("a draw just below 1 is written below 1, as the draw is", () => {
+  const write = traceMetaTagWriter({
+    environment: "e",
+    release: "r",
+    public_key: "k",
+    sample_rate: "0.1",
+  });
+  const tags = write({
+    traceId: "a".repeat(32),
+    spanId: "b".repeat(16),
+    sampled: false,
+    sampleRand: 0.9999997,
+  });
+  assert.match(tags, /sentry-sample_rand=0\.999999,/);
+});
