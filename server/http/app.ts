@@ -38,11 +38,11 @@ export function createApp(deps: AppDeps): Handler {
   const { monitoring } = deps;
   const failureLog = deps.failureLog ?? defaultFailureLog();
   // A handler's fault is logged and reported, each within its own limit per distinct error.
-  const report: Report = (error, ctx) => {
+  const report: Report = (error, req, ctx) => {
     try {
       failureLog.failed("request failed:", error);
     } finally {
-      monitoring.captureError(error, ctx);
+      monitoring.captureError(error, ctx, req);
     }
   };
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own
@@ -170,7 +170,7 @@ function route(
 }
 
 /** What is done with a fault a handler threw: logged and reported (see createApp). */
-type Report = (error: unknown, ctx: RequestContext) => void;
+type Report = (error: unknown, req: Request, ctx: RequestContext) => void;
 
 function caught(
   handler: ContextHandler,
@@ -192,19 +192,22 @@ function settle(
 ): Response | Promise<Response> {
   try {
     const res = handler(req, info, ctx);
-    return res instanceof Promise ? res.catch((error) => failed(error, ctx, report, onError)) : res;
+    return res instanceof Promise
+      ? res.catch((error) => failed(error, req, ctx, report, onError))
+      : res;
   } catch (error) {
-    return failed(error, ctx, report, onError);
+    return failed(error, req, ctx, report, onError);
   }
 }
 
 function failed(
   error: unknown,
+  req: Request,
   ctx: RequestContext,
   report: Report,
   answer = internalError,
 ): Response {
-  report(error, ctx);
+  report(error, req, ctx);
   return answer();
 }
 

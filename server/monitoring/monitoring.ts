@@ -14,9 +14,10 @@ export interface Monitoring {
   /**
    * Report a fault in the server's own code that the app caught (it has already answered
    * with a 500), as unhandled; at most a few per minute for each distinct error. With the
-   * context of the request it happened in, the event joins that request's trace.
+   * context of the request it happened in, the event joins that request's trace; with the
+   * request, it names its method and URL.
    */
-  captureError(error: unknown, ctx?: RequestContext): void;
+  captureError(error: unknown, ctx?: RequestContext, req?: Request): void;
   /** `<meta>` tags carrying the request's trace, for the browser to continue it. */
   traceMetaTags(ctx: RequestContext): string;
   /** Log what the error limit held back, send what is queued; false if not done in time. */

@@ -221,11 +221,18 @@ export function startMonitoring(
       : handler(req, info, ctx);
   };
 
-  const captureError = (error: unknown, ctx?: RequestContext) => {
+  const captureError = (error: unknown, ctx?: RequestContext, req?: Request) => {
     logSuppressed(false);
     if (!throttle.admit(errorKey(error), now())) return;
     const trace = ctx?.trace;
     withScope((scope) => {
+      if (req !== undefined) {
+        // The event names the request it happened in, as the transaction does: method and URL,
+        // without the query (requestDataIntegration writes it into the event).
+        scope.setSDKProcessingMetadata({
+          normalizedRequest: { method: req.method, url: withoutQuery(req.url) },
+        });
+      }
       if (trace !== undefined) {
         // The error belongs to the request's span, as it would under an active Sentry span.
         scope.setPropagationContext({

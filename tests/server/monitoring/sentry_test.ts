@@ -96,6 +96,9 @@ Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest
     assert.match(exception?.value ?? "", /Debug error from GET \/debug\/error/);
     // A fault in the server's own code: unhandled, whatever the app did to answer.
     assert.deepEqual(exception?.mechanism, { type: "auto.http.deno", handled: false });
+    // With the request it happened in, as the transaction names it.
+    assert.equal(events[0].request?.method, "GET");
+    assert.equal(events[0].request?.url, new URL("/debug/error", server.url).href);
     // Frames are relative to the app's root, so the issue groups alike on every host.
     const files = (exception?.stacktrace?.frames ?? []).map((f) => f.filename ?? "");
     assert.ok(files.includes("app:///server/http/app.ts"), JSON.stringify(files));
