@@ -150,6 +150,21 @@ const KEY_FRAMES = 3;
 // The stack's first line is `Name: message`; a message found this far in is that line's.
 const MAX_HEADER_START = MAX_NAME + 2;
 
+/**
+ * Where in a V8 stack the message of its first line (`Name: message`) ends, or -1 when it is
+ * not found there. Looked for only where the first line can hold it, so the work stays linear
+ * in the message. A message can hold lines of its own (V8's JSON.parse error quotes its input):
+ * what comes before this offset is not frames.
+ *
+ * @example
+ * messageEnd("Error: boom\n    at f (a.ts:1:1)", "boom"); // 11
+ */
+export function messageEnd(stack: string, message: string): number {
+  if (message === "") return -1;
+  const at = stack.slice(0, MAX_HEADER_START + message.length).indexOf(message);
+  return at === -1 ? -1 : at + message.length;
+}
+
 // The first `count` "at ..." lines of a V8 stack, found without splitting a long stack into
 // lines. Line and column are dropped, as Sentry's grouping drops them: two throws in one
 // function are one error (GET /debug/error alternates between two lines to get past dedupe).
@@ -158,11 +173,7 @@ const MAX_HEADER_START = MAX_NAME + 2;
 function topFrames(stack: unknown, message: string, count: number): string {
   if (typeof stack !== "string") return "";
   const frames: string[] = [];
-  // Looked for only where the first line can hold it: the work stays linear in the message.
-  const header = message === ""
-    ? -1
-    : stack.slice(0, MAX_HEADER_START + message.length).indexOf(message);
-  const from = header === -1 ? 0 : header + message.length;
+  const from = Math.max(0, messageEnd(stack, message));
   let start = stack.indexOf("\n    at ", from);
   while (start !== -1 && frames.length < count) {
     const end = stack.indexOf("\n", start + 1);

@@ -7,8 +7,7 @@
  * - its linked-errors code walks every entry of an `errors` array (AggregateError, what
  *   `Promise.any` rejects with) and copies the list for each one: 20,000 entries kept the server
  *   busy for 6 s and made a 22 MB event;
- * - a thrown plain object is serialized whole, strings of any length included.
- *
+ * - a thrown plain object is serialized whole, strings of any length included;
  * - a stack whose message holds lines of its own gets them read as frames.
  *
  * So the value is checked here first, reading each property once inside a `try`. An ordinary
@@ -16,6 +15,8 @@
  * read (type, message, stack, `cause` and the first `errors`, five levels deep), or as an Error
  * saying the value could not be read.
  */
+
+import { messageEnd } from "../error_throttle.ts";
 
 /** Linked errors followed, as deep as the SDK's own limit, and entries of `errors` kept. */
 export const MAX_LINKED = 5;
@@ -97,9 +98,6 @@ function plainCopy(value: object): Record<string, unknown> {
   return copy;
 }
 
-// Where in a stack its first line (`Name: message`) can hold the message.
-const MAX_HEADER_START = 102;
-
 /**
  * The stack with the message's line breaks made spaces in its first line. The SDK reads every
  * line of `stack` that looks like a frame as one, message lines included, and a message can
@@ -108,7 +106,8 @@ const MAX_HEADER_START = 102;
  */
 function withoutMessageLines(stack: string, message: string): string {
   if (!message.includes("\n")) return stack;
-  const at = stack.slice(0, MAX_HEADER_START + message.length).indexOf(message);
-  if (at === -1) return stack;
-  return stack.slice(0, at) + message.replaceAll(/\r?\n/g, " ") + stack.slice(at + message.length);
+  const end = messageEnd(stack, message);
+  if (end === -1) return stack;
+  const start = end - message.length;
+  return stack.slice(0, start) + message.replaceAll(/\r?\n/g, " ") + stack.slice(end);
 }
