@@ -176,7 +176,8 @@ function replyResponse(reply: IngestReply): Response {
   return new Response(nullBody ? null : body, { status, headers });
 }
 
-async function decodeEnvelope(request: ReceivedRequest): Promise<Envelope> {
+/** The envelope a request carried, decompressed (gzip, deflate) and parsed; throws on junk. */
+export async function decodeEnvelope(request: ReceivedRequest): Promise<Envelope> {
   const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
   const format: CompressionFormat | undefined = encoding === "gzip" || encoding === "x-gzip"
     ? "gzip"

@@ -10,7 +10,13 @@
  */
 import { brotliCompressSync } from "node:zlib";
 import { indexStaticFiles } from "../../server/http/static_files.ts";
-import { type FakeIngest, type ReceivedRequest, startFakeIngest } from "./fake_ingest.ts";
+import type { Envelope } from "@sentry/core";
+import {
+  decodeEnvelope,
+  type FakeIngest,
+  type ReceivedRequest,
+  startFakeIngest,
+} from "./fake_ingest.ts";
 import { exchangeRaw } from "./raw_exchange.ts";
 import { bytesToLatin1, type RequestSpace } from "./raw_request.ts";
 import { type RunningServer, startServer } from "./server.ts";
@@ -78,12 +84,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     staticPaths,
     server,
     ingest,
-    ingestArrivals: async () => {
-      const envelopes = await ingest.envelopes();
-      return ingest.requests.slice(canaries).map((request, i) =>
-        describeArrival(request, envelopes[canaries + i])
-      );
-    },
+    ingestArrivals: () => Promise.all(ingest.requests.slice(canaries).map(describeArrival)),
     answersHome,
     stop,
     async [Symbol.asyncDispose]() {
@@ -125,18 +126,26 @@ async function sendCanaries(port: number, dsn: string, ingest: FakeIngest): Prom
   return ingest.requests.length;
 }
 
-function describeArrival(
-  request: ReceivedRequest,
-  envelope: Awaited<ReturnType<FakeIngest["envelopes"]>>[number] | undefined,
-): IngestArrival {
-  const items = envelope?.[1] ?? [];
+// Whatever arrived is the finding, so bytes that are no envelope are shown, not thrown.
+async function describeArrival(request: ReceivedRequest): Promise<IngestArrival> {
+  let items: Envelope[1];
+  try {
+    items = (await decodeEnvelope(request))[1];
+  } catch (error) {
+    const head = JSON.stringify(new TextDecoder().decode(request.body.subarray(0, 300)));
+    const encoding = request.headers.get("content-encoding") ?? "none";
+    return {
+      source: ingestSource(request),
+      summary: `unparseable (${String(error)}; encoding ${encoding}): ${head}`,
+    };
+  }
   const parts = items.map(([header, payload]) => {
     const type = String(header.type);
     const exception = (payload as { exception?: { values?: { type?: string; value?: string }[] } })
       ?.exception?.values?.[0];
     return exception ? `${type} ${exception.type}: ${exception.value}` : type;
   });
-  return { source: ingestSource(request), summary: parts.join(", ") || "(unparsed)" };
+  return { source: ingestSource(request), summary: parts.join(", ") || "(no items)" };
 }
 
 // Like the server's own DSN in every part but one: the tunnel must refuse each of them.
