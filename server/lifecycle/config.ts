@@ -249,6 +249,13 @@ function dsnValue(name: string, raw: string): Dsn {
       `${name}: expected a Sentry DSN like https://<key>@<host>/<project-id>, got ${show(raw)}`,
     );
   }
+  // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
+  if (dsn.secretKey !== "") {
+    throw new ConfigError(
+      `${name}: the DSN holds a secret key (https://<key>:<secret>@...), which browsers would ` +
+        `see; remove ":<secret>" (Sentry does not need it)`,
+    );
+  }
   return dsn;
 }
 

@@ -15,6 +15,12 @@ export interface Dsn {
   /** Path prefix before the project id, without a trailing slash ("" for sentry.io). */
   readonly path: string;
   readonly publicKey: string;
+  /**
+   * The legacy secret key after `:` ("" when none). Sentry no longer needs one, and a DSN that
+   * browsers hold must never carry one: config refuses it, so an envelope naming one matches
+   * no DSN we serve.
+   */
+  readonly secretKey: string;
   readonly projectId: string;
 }
 
@@ -49,6 +55,7 @@ export function parseDsn(input: string): Dsn | null {
     port,
     path: segments.join("/").replace(/\/+$/, ""),
     publicKey: url.username,
+    secretKey: url.password,
     projectId,
   };
 }
@@ -57,7 +64,7 @@ export function parseDsn(input: string): Dsn | null {
 export function sameDsn(a: Dsn, b: Dsn): boolean {
   return a.protocol === b.protocol && a.hostname === b.hostname &&
     a.port === b.port && a.path === b.path && a.publicKey === b.publicKey &&
-    a.projectId === b.projectId;
+    a.secretKey === b.secretKey && a.projectId === b.projectId;
 }
 
 /**

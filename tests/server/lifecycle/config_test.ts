@@ -63,6 +63,9 @@ for (
     [{ SENTRY_DSN: "not a dsn" }, /^SENTRY_DSN: expected a Sentry DSN/],
     [{ SENTRY_DSN: "https://o1.ingest.sentry.io/1" }, /^SENTRY_DSN: expected a Sentry DSN/],
     [{ TUNNEL_ALLOWED_DSNS: "https://k@h/1,ftp://k@h/2" }, /^TUNNEL_ALLOWED_DSNS: expected/],
+    // Browsers would see it; the message must not repeat it either.
+    [{ SENTRY_DSN: "https://k:hunter2@h/1" }, /^SENTRY_DSN: the DSN holds a secret key \([^2]*$/],
+    [{ TUNNEL_ALLOWED_DSNS: "https://k:hunter2@h/1" }, /^TUNNEL_ALLOWED_DSNS: the DSN holds a/],
     [{ SENTRY_TRACES_SAMPLE_RATE: "1.5" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
     [{ SENTRY_TRACES_SAMPLE_RATE: "half" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
     [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],

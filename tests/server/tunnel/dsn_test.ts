@@ -14,8 +14,17 @@ Deno.test("parseDsn reads a sentry.io DSN", () => {
     port: "443",
     path: "",
     publicKey: "abc123",
+    secretKey: "",
     projectId: "4500",
   });
+});
+
+Deno.test("a DSN with a legacy secret key is not the same DSN as the one without", () => {
+  const withSecret = mustParse("https://key:hunter2@o1.ingest.sentry.io/5");
+  const plain = mustParse("https://key@o1.ingest.sentry.io/5");
+  assert.equal(withSecret.secretKey, "hunter2");
+  assert.equal(sameDsn(withSecret, plain), false);
+  assert.equal(findAllowedDsn(withSecret, [plain]), undefined);
 });
 
 Deno.test("parseDsn keeps a self-hosted path prefix without its trailing slash", () => {

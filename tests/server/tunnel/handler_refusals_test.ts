@@ -27,6 +27,7 @@ test("an envelope for a DSN that is not allowed is refused and goes nowhere", as
     ingest.dsn("public", "1", "/other"), // another path prefix
     allowed.replace("http:", "https:"), // another protocol
     allowed.replace("127.0.0.1", "localhost"), // another host name, same machine
+    allowed.replace("//public@", "//public:secret@"), // a legacy secret key
   ];
   for (const dsn of refused) {
     const answer = await post(tunnel.url, buildEnvelope(dsn, randomBytes(100)));
