@@ -16,7 +16,7 @@
  * saying the value could not be read.
  */
 
-import { messageEnd } from "../error_throttle.ts";
+import { framesStart } from "../error_throttle.ts";
 
 /** Linked errors followed, as deep as the SDK's own limit, and entries of `errors` kept. */
 export const MAX_LINKED = 5;
@@ -24,6 +24,8 @@ export const MAX_LINKED = 5;
 export const MAX_STRING = 1024;
 /** Properties kept of a thrown plain object. */
 export const MAX_KEYS = 50;
+/** Longest error name kept: the SDK cuts the message (maxValueLength), not the type. */
+export const MAX_NAME = 200;
 
 /**
  * `thrown` or a bounded, readable stand-in for it.
@@ -41,6 +43,8 @@ export function reportable(thrown: unknown): unknown {
 
 function checked(value: unknown, depth: number): unknown {
   if (typeof value === "symbol") return String(value);
+  // The SDK reads a function as an object (its keys, its string form), which may throw.
+  if (typeof value === "function") return new Error("a thrown function");
   if (typeof value !== "object" || value === null) return value;
   // Throws for a revoked Proxy: the caller's catch stands in for it.
   if (!(value instanceof Error)) return plainCopy(value);
@@ -58,14 +62,17 @@ function checked(value: unknown, depth: number): unknown {
   const keptErrors = listed && deeper
     ? errors.slice(0, MAX_LINKED).map((entry) => checked(entry, depth + 1))
     : [];
-  const keptStack = typeof stack === "string" ? withoutMessageLines(stack, message) : stack;
-  const unchanged = keptCause === cause && keptStack === stack &&
+  // The SDK splits a stack that is there: anything but a string is dropped.
+  const keptStack = typeof stack === "string" ? withoutMessageLines(stack, message) : undefined;
+  const keptName = name.slice(0, MAX_NAME);
+  const unchanged = keptCause === cause && keptStack === stack && keptName === name &&
     (!listed ||
       (errors.length === keptErrors.length && keptErrors.every((e, i) => e === errors[i])));
   if (unchanged) return value;
   const copy = new Error(message);
-  Object.defineProperty(copy, "name", { value: name, configurable: true, writable: true });
-  if (typeof keptStack === "string") copy.stack = keptStack;
+  Object.defineProperty(copy, "name", { value: keptName, configurable: true, writable: true });
+  // Never the copy's own stack: its frames would be this module's.
+  copy.stack = keptStack;
   if (keptCause !== undefined) copy.cause = keptCause;
   if (listed) Object.assign(copy, { errors: keptErrors });
   return copy;
@@ -105,9 +112,8 @@ function plainCopy(value: object): Record<string, unknown> {
  * wrote, and Sentry would group by them. The message itself is sent unchanged.
  */
 function withoutMessageLines(stack: string, message: string): string {
-  if (!message.includes("\n")) return stack;
-  const end = messageEnd(stack, message);
-  if (end === -1) return stack;
-  const start = end - message.length;
-  return stack.slice(0, start) + message.replaceAll(/\r?\n/g, " ") + stack.slice(end);
+  const start = framesStart(stack, message);
+  const head = stack.slice(0, start);
+  if (!head.includes("\n")) return stack;
+  return head.replaceAll(/\r?\n/g, " ") + stack.slice(start);
 }

@@ -114,6 +114,19 @@ function denoContextIntegration(): Integration {
   };
 }
 
+function nonErrorEvent(value: string): Event {
+  return { exception: { values: [{ type: "Error", value: `Non-Error value thrown: ${value}` }] } };
+}
+
+// The SDK's event for a value, or one that says it could not be read (never a second fault).
+function eventOrFallback(build: () => Event): Event {
+  try {
+    return build();
+  } catch {
+    return nonErrorEvent("a value the SDK could not read");
+  }
+}
+
 /**
  * Uncaught errors and unhandled rejections: reported as fatal and unhandled, then, once sent
  * (or the flush gave up), thrown again so the process ends as it would have without Sentry.
@@ -121,19 +134,20 @@ function denoContextIntegration(): Integration {
 function globalHandlersIntegration(): Integration {
   let exiting = false;
   const report = (client: Client, error: unknown, type: string) => {
+    // First: a fault below must not bring this handler back for its own error.
+    exiting = true;
     const stackParser = client.getOptions().stackParser;
     // What the SDK can read whole (reportable.ts); the process still ends with `error` itself.
     const readable = reportable(error);
     const event = isPrimitive(readable)
-      ? {
-        exception: {
-          values: [{ type: "Error", value: `Non-Error value thrown: ${String(readable)}` }],
-        },
-      }
-      : eventFromUnknownInput(client, stackParser, readable);
+      ? nonErrorEvent(String(readable))
+      : eventOrFallback(() => eventFromUnknownInput(client, stackParser, readable));
     event.level = "fatal";
-    captureEvent(event, { originalException: readable, mechanism: { handled: false, type } });
-    exiting = true;
+    try {
+      captureEvent(event, { originalException: readable, mechanism: { handled: false, type } });
+    } catch {
+      // The process ends with `error` below all the same.
+    }
     // Bounded: an ingest that never answers must not keep a failed process serving.
     flush(FLUSH_TIMEOUT_MS).finally(() => {
       throw error;

@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
+import { createStackParser, exceptionFromError, nodeStackLineParser } from "@sentry/core";
 import {
   MAX_KEYS,
   MAX_LINKED,
+  MAX_NAME,
   MAX_STRING,
   reportable,
 } from "../../../server/monitoring/reportable.ts";
+
+const stackParser = createStackParser(nodeStackLineParser());
 
 Deno.test("an ordinary error, and primitives, are given to the SDK as they are", () => {
   const error = new TypeError("x is undefined", { cause: new Error("below") });
@@ -93,4 +97,55 @@ Deno.test("lines in a message are not frames of the stack the SDK parses; the me
   assert.equal(kept.message, parseError!.message);
   assert.doesNotMatch(kept.stack!, /\n {4}at p1/);
   assert.match(kept.stack!, /^SyntaxError: .*at p1.*\n {4}at JSON\.parse/);
+});
+
+Deno.test("a function, or an error whose stack is not text, becomes an error the SDK reads", () => {
+  const revoked = Proxy.revocable(function thrown() {}, {});
+  revoked.revoke();
+  const hostileText = Object.assign(() => {}, {
+    toString() {
+      throw new Error("no text");
+    },
+  });
+  for (const fn of [() => {}, revoked.proxy, hostileText]) {
+    const stand = reportable(fn) as Error;
+    assert.equal(stand.message, "a thrown function");
+    assert.doesNotThrow(() => exceptionFromError(stackParser, stand));
+  }
+  for (const stack of [42, {}, Symbol("s")]) {
+    const odd = Object.assign(new Error("odd stack", { cause: new Error("below") }), { stack });
+    // The SDK's own parse of such an error throws (stack.split is not a function).
+    assert.throws(() => exceptionFromError(stackParser, odd));
+    const kept = reportable(odd) as Error;
+    assert.equal(kept.message, "odd stack");
+    assert.equal((kept.cause as Error).message, "below");
+    // No stack at all, rather than the copy's own frames (which would be reportable.ts's).
+    assert.equal(kept.stack, undefined);
+    assert.equal(exceptionFromError(stackParser, kept).stacktrace, undefined);
+  }
+});
+
+Deno.test("an error's name is cut: the SDK bounds the message it sends, not the type", () => {
+  const long = Object.assign(new Error("m"), { name: "N".repeat(1_000_000) });
+  const kept = reportable(new Error("top", { cause: long })) as Error;
+  const cause = kept.cause as Error;
+  assert.equal(cause.name.length, MAX_NAME);
+  assert.equal(cause.stack, long.stack, "the frames are kept");
+  assert.equal(exceptionFromError(stackParser, cause).type?.length, MAX_NAME);
+});
+
+Deno.test("a message changed after its stack was read still writes no frames", () => {
+  let parseError: Error | undefined;
+  try {
+    JSON.parse("[1,\n    at p1 (");
+  } catch (error) {
+    parseError = error as Error;
+  }
+  void parseError!.stack;
+  parseError!.message = `invalid body: ${parseError!.message}`;
+  const kept = reportable(parseError) as Error;
+  assert.doesNotMatch(kept.stack!, /\n {4}at p1/);
+  const frames = exceptionFromError(stackParser, kept).stacktrace?.frames ?? [];
+  assert.ok(frames.length > 0);
+  assert.ok(frames.every((frame) => frame.function !== "p1"), JSON.stringify(frames));
 });

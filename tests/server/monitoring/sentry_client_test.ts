@@ -67,6 +67,8 @@ Deno.test("an uncaught error the SDK cannot read is sent as fatal (a stand-in, n
     const [thrown, value] of [
       [unreadable, /^a thrown value that could not be read$/],
       ['Symbol("odd")', /Symbol\(odd\)/],
+      ['Object.assign(new Error("odd stack"), { stack: 42 })', /^odd stack$/],
+      ["function thrown() {}", /^a thrown function$/],
     ] as const
   ) {
     const { code, events } = await runScript(failingScript("rejection", thrown));
