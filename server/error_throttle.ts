@@ -165,6 +165,35 @@ export function messageEnd(stack: string, message: string): number {
   return at === -1 ? -1 : at + message.length;
 }
 
+/**
+ * Where the frames of a V8 stack begin: after its first line's message ({@link messageEnd}),
+ * else (a message changed after the stack was read, or none) at the run of frame lines that
+ * ends the stack. A line a client wrote into a message is followed by the message's own tail
+ * (V8's JSON.parse error ends `" is not valid JSON`), which no frame line looks like, so the
+ * run starts after it. Each line is looked at once.
+ *
+ * @example
+ * framesStart("Error: boom\n    at f (a.ts:1:1)", "boom"); // 11
+ */
+export function framesStart(stack: string, message: string): number {
+  const end = messageEnd(stack, message);
+  if (end !== -1) return end;
+  let start = stack.length;
+  for (;;) {
+    const lineStart = stack.lastIndexOf("\n", start - 1);
+    if (lineStart === -1 || lineStart >= start || !isFrameLine(stack, lineStart, start)) {
+      return start;
+    }
+    start = lineStart;
+  }
+}
+
+// `\n    at name (place)` or `\n    at place:line:column`, as V8 writes a frame.
+function isFrameLine(stack: string, start: number, end: number): boolean {
+  if (!stack.startsWith("\n    at ", start)) return false;
+  return stack[end - 1] === ")" || /:\d+:\d+$/.test(stack.slice(start, end));
+}
+
 // The first `count` "at ..." lines of a V8 stack, found without splitting a long stack into
 // lines. Line and column are dropped, as Sentry's grouping drops them: two throws in one
 // function are one error (GET /debug/error alternates between two lines to get past dedupe).
@@ -173,7 +202,7 @@ export function messageEnd(stack: string, message: string): number {
 function topFrames(stack: unknown, message: string, count: number): string {
   if (typeof stack !== "string") return "";
   const frames: string[] = [];
-  const from = Math.max(0, messageEnd(stack, message));
+  const from = framesStart(stack, message);
   let start = stack.indexOf("\n    at ", from);
   while (start !== -1 && frames.length < count) {
     const end = stack.indexOf("\n", start + 1);

@@ -3,6 +3,7 @@ import {
   errorKey,
   ErrorThrottle,
   formatSuppressed,
+  framesStart,
   OVERFLOW_KEY,
 } from "../../server/error_throttle.ts";
 
@@ -118,6 +119,28 @@ Deno.test("errorKey: frames written into a message do not make a key", () => {
   assert.equal(errorKey(planted(1)), errorKey(planted(2)));
   assert.doesNotMatch(errorKey(planted(1)), /at p1/);
   assert.match(errorKey(planted(1)), /^SyntaxError @ at /);
+  // The stack read (logged, say) before the message was changed: the stack's first line no
+  // longer holds the message, and the frames are the run of frame lines that ends the stack.
+  const rewrapped = (n: number) => {
+    const error = planted(n) as Error;
+    void error.stack;
+    error.message = `invalid body: ${error.message}`;
+    return error;
+  };
+  assert.equal(errorKey(rewrapped(1)), errorKey(rewrapped(2)));
+  assert.doesNotMatch(errorKey(rewrapped(1)), /at p1/);
+  assert.match(errorKey(rewrapped(1)), /^SyntaxError @ at JSON\.parse/);
+});
+
+Deno.test("framesStart: after the message, else where the stack's closing run of frames begins", () => {
+  const stack = "Error: boom\n    at f (a.ts:1:1)\n    at a.ts:2:2";
+  assert.equal(framesStart(stack, "boom"), "Error: boom".length);
+  assert.equal(framesStart(stack, "changed since"), "Error: boom".length);
+  // A line that starts like a frame but does not end like one stops the run.
+  const odd = 'E: "x\n    at p (" is not valid JSON\n    at g (b.ts:3:4)';
+  assert.equal(odd.slice(framesStart(odd, "other")), "\n    at g (b.ts:3:4)");
+  assert.equal(framesStart("no frames at all", "x"), "no frames at all".length);
+  assert.equal(framesStart("\n    at only (c.ts:1:1)", "x"), 0);
 });
 
 Deno.test("formatSuppressed: one line, the worst first, nothing when nothing was held back", () => {
