@@ -38,11 +38,16 @@ export function createApp(deps: AppDeps): Handler {
   const { monitoring } = deps;
   const failureLog = deps.failureLog ?? defaultFailureLog();
   // A handler's fault is logged and reported, each within its own limit per distinct error.
+  // Neither may throw out of here: the answer is the route's own 500 either way.
   const report: Report = (error, req, ctx) => {
     try {
       failureLog.failed("request failed:", error);
     } finally {
-      monitoring.captureError(error, ctx, req);
+      try {
+        monitoring.captureError(error, ctx, req);
+      } catch (fault) {
+        failureLog.failed("monitoring could not report it:", fault);
+      }
     }
   };
   // Only the app's own pages are traced: asset requests would be noise, and the tunnel's own

@@ -36,6 +36,25 @@ Deno.test("a throwing API handler: generic JSON 500, one error event, one log en
   assert.match(failures[0], /^request failed: \w*Error: fixture API route failed\n {4}at /);
 });
 
+Deno.test("monitoring that throws while reporting: still the API's JSON 500, and both logged", async () => {
+  const { fetch, failures } = await fixtureApp({
+    monitoring: {
+      instrumentHandler: (handler) => handler,
+      captureError: () => {
+        throw new TypeError("the SDK choked");
+      },
+      traceMetaTags: () => "",
+      flush: () => Promise.resolve(true),
+    },
+  });
+  const res = await fetch("/api/boom");
+  assert.equal(res.status, 500);
+  assert.deepEqual(await res.json(), { error: "internal error" });
+  assert.equal(failures.length, 2);
+  assert.match(failures[0], /^request failed: \w*Error: fixture API route failed\n/);
+  assert.match(failures[1], /^monitoring could not report it: TypeError: the SDK choked\n/);
+});
+
 Deno.test("a handler failing 30 times: 30 error events, 10 log entries and one count", async () => {
   const written: string[] = [];
   const failureLog = new FailureLog({ write: (entry) => written.push(entry) });
