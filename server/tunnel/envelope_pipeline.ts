@@ -261,7 +261,16 @@ export class EnvelopePipeline {
     }
     // Envelopes whose callers gave up before they were written are not written at all.
     const batch = all.filter((pending) => !pending.gone);
-    if (batch.length === 0) return;
+    if (batch.length === 0) {
+      // A connection opened for nothing is idle from now, and watched like any idle one: the
+      // ingest may close it before the next batch.
+      if (this.#closed) this.#drop(lane);
+      else if (lane.idleRead === undefined) {
+        lane.lastUsed = performance.now();
+        this.#watchIdle(lane, lane.conn);
+      }
+      return;
+    }
     const conn = lane.conn;
     conn.ref();
     // Taken over from the idle watch, which must not close the connection under this batch.

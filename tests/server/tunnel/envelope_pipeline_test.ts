@@ -366,6 +366,42 @@ Deno.test("resend off (the tunnel): an envelope whose connection broke fails onc
   }
 });
 
+Deno.test("a connection opened for envelopes all given up on is idle like any other: kept while it lives, dropped once closed", async () => {
+  const headers = { "content-type": "application/x-sentry-envelope" };
+  // Given up on while its connection opens: the send's batch is formed a microtask after the
+  // send, and the connect needs the event loop.
+  const abandonedDuringConnect = async (pipeline: EnvelopePipeline) => {
+    const stop = new AbortSwitch();
+    const gone = pipeline.send(encoder.encode("gone"), headers, stop);
+    await null;
+    stop.abort(new Error("client went away"));
+    await assert.rejects(gone, /client went away/);
+  };
+  const waitForConnections = async (ingest: ReturnType<typeof rawIngest>, n: number) => {
+    while (ingest.connections() < n) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  for (const ingestCloses of [false, true]) {
+    const ingest = rawIngest((body) => OK(body));
+    // Resend off, as in the tunnel: an envelope written into a dead connection is lost (502).
+    const pipeline = new EnvelopePipeline(ingest.url, { resend: false });
+    try {
+      await abandonedDuringConnect(pipeline);
+      await waitForConnections(ingest, 1);
+      if (ingestCloses) {
+        ingest.dropConnections();
+        await new Promise((resolve) => setTimeout(resolve, SETTLE_IDLE_MS + 20));
+      }
+      assert.equal(text(await send(pipeline, "next")), "next", `ingest closes: ${ingestCloses}`);
+      assert.deepEqual(ingest.received.map((r) => r.body), ["next"]);
+      // Alive, it carries the next batch; closed, its watch saw it go.
+      assert.equal(pipeline.stats.opened, ingestCloses ? 2 : 1, `ingest closes: ${ingestCloses}`);
+    } finally {
+      pipeline.close();
+      await ingest.close();
+    }
+  }
+});
+
 Deno.test("an aborted send stops waiting: unsent it is never sent, sent its late answer is dropped", async () => {
   const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const ingest = rawIngest(async (body) => {
