@@ -104,12 +104,27 @@ export class FailureLog {
 // The error as console.error would show it (its stack and cause), cut to the entry's size.
 function shown(error: unknown, key: string): string {
   try {
-    return cut(typeof error === "string" ? error : Deno.inspect(error));
+    return cut(oneEntry(typeof error === "string" ? error : Deno.inspect(error)));
   } catch {
     // A revoked Proxy, a getter that throws: what the key says is all there is.
     return `(a value that cannot be shown: ${key})`;
   }
 }
+
+/**
+ * Text that reads as one entry, whatever a message quoted: control characters (a terminal's
+ * escapes, a carriage return) written as `\xNN`, and every line after the first indented, so
+ * a client's input in a message can neither restyle the terminal nor pass for an entry.
+ */
+function oneEntry(text: string): string {
+  return text
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+    .replace(/\n(?=\S)/g, "\n  ");
+}
+
+// Every control character but the tab and the line feed.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/g;
 
 function cut(text: string): string {
   if (text.length <= MAX_ENTRY_CHARS) return text;

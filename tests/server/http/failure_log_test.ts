@@ -111,6 +111,24 @@ Deno.test("an entry is cut to its size, however large the error's message", () =
   log.flush();
 });
 
+Deno.test("an entry reads as one, whatever its message quotes: no forged entry, no terminal escape", () => {
+  const { log, written } = logOnClock();
+  const forged = "\n\x1b[2Krequest failed: forged\r\nSTART\x00";
+  log.failed("request failed:", new Error(`bad input ${forged}`, { cause: new Error("below") }));
+  log.failed("request failed:", `a string ${forged}`);
+  assert.equal(written.length, 2);
+  for (const entry of written) {
+    const lines = entry.split("\n");
+    assert.ok(lines.length > 2, entry);
+    assert.deepEqual(lines.filter((line) => /^\S/.test(line)), [lines[0]], entry);
+    assert.match(lines[0], /^request failed: /);
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(entry, /[\x00-\x08\x0b-\x1f\x7f]/);
+    assert.match(entry, /\\x1b\[2Krequest failed: forged\\x0d/);
+  }
+  assert.match(written[0], /\[cause\]: Error: below/, "the cause is still shown");
+});
+
 Deno.test("a write that throws (stderr gone) does not reach the request", () => {
   const log = new FailureLog({
     write: () => {
