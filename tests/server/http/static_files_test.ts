@@ -96,10 +96,13 @@ Deno.test("contentTypeFor: by extension, octet-stream otherwise", () => {
 Deno.test("indexStaticFiles: files without copies on disk are compressed in memory where it pays", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg">${"<rect/>".repeat(100)}</svg>`;
-    await Deno.writeTextFile(`${dir}/icon.svg`, svg);
+    const svg = (n: number) =>
+      `<svg xmlns="http://www.w3.org/2000/svg">${"<rect/>".repeat(n)}</svg>`;
+    await Deno.writeTextFile(`${dir}/icon.svg`, svg(200));
+    // Under 1 KiB: served as it is, though it would compress.
+    await Deno.writeTextFile(`${dir}/small.svg`, svg(130));
     await Deno.mkdir(`${dir}/docs`);
-    await Deno.writeTextFile(`${dir}/docs/notes.txt`, "line\n".repeat(200));
+    await Deno.writeTextFile(`${dir}/docs/notes.txt`, "line\n".repeat(300));
     await Deno.writeTextFile(`${dir}/tiny.txt`, "hi");
     // Random bytes do not compress, and a PNG is not even tried.
     await Deno.writeFile(`${dir}/photo.png`, crypto.getRandomValues(new Uint8Array(4096)));
@@ -134,7 +137,7 @@ Deno.test("indexStaticFiles: files without copies on disk are compressed in memo
       assert.equal(plain.headers.get("vary"), "Accept-Encoding", "caches must tell them apart");
       assert.deepEqual(new Uint8Array(await plain.arrayBuffer()), original);
     }
-    for (const path of ["/tiny.txt", "/photo.png"]) {
+    for (const path of ["/tiny.txt", "/small.svg", "/photo.png"]) {
       const res = await serve(path, "gzip, br");
       assert.equal(res.headers.get("content-encoding"), null, path);
       assert.equal(res.headers.get("vary"), null, `${path} has one representation`);
