@@ -88,7 +88,7 @@ export class FailureLog {
 
   #tell(suppressed: ReturnType<ErrorThrottle["report"]>): void {
     const line = suppressed && formatSuppressed(suppressed, this.#lead);
-    if (line) this.#writeSafely(cut(line));
+    if (line) this.#writeSafely(oneEntry(line));
   }
 
   // A log that cannot be written (stderr closed) must not turn a 500 into a crash.
@@ -104,7 +104,7 @@ export class FailureLog {
 // The error as console.error would show it (its stack and cause), cut to the entry's size.
 function shown(error: unknown, key: string): string {
   try {
-    return cut(oneEntry(typeof error === "string" ? error : Deno.inspect(error)));
+    return oneEntry(typeof error === "string" ? error : Deno.inspect(error));
   } catch {
     // A revoked Proxy, a getter that throws: what the key says is all there is.
     return `(a value that cannot be shown: ${key})`;
@@ -112,24 +112,29 @@ function shown(error: unknown, key: string): string {
 }
 
 /**
- * Text that reads as one entry, whatever a message quoted: control characters (a terminal's
- * escapes, a carriage return) written as `\xNN`, and every line after the first indented, so
- * a client's input in a message can neither restyle the terminal nor pass for an entry.
+ * Text that reads as one entry, whatever a message quoted: control and format characters (a
+ * terminal's escapes, a carriage return, a byte-order mark, bidi overrides, line separators)
+ * written as `\xNN` or `\u{N}`, and every line that does not start with a space or a tab
+ * indented, so a client's input in a message can neither restyle the terminal nor pass for an
+ * entry. Cut first, so the escaping stays within the entry's size.
  */
 function oneEntry(text: string): string {
-  return text
-    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
-    .replace(/\n(?=\S)/g, "\n  ");
+  const kept = text.length > MAX_ENTRY_CHARS ? text.slice(0, MAX_ENTRY_CHARS) : text;
+  const safe = kept
+    .replace(UNSAFE, (c) => {
+      const code = c.codePointAt(0)!;
+      return code <= 0xff
+        ? `\\x${code.toString(16).padStart(2, "0")}`
+        : `\\u{${code.toString(16)}}`;
+    })
+    .replace(/\n(?![ \t])/g, "\n  ");
+  const more = text.length - kept.length;
+  return more > 0 ? `${safe}... (${more} more characters)` : safe;
 }
 
-// Every control character but the tab and the line feed.
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/g;
-
-function cut(text: string): string {
-  if (text.length <= MAX_ENTRY_CHARS) return text;
-  return `${text.slice(0, MAX_ENTRY_CHARS)}... (${text.length - MAX_ENTRY_CHARS} more characters)`;
-}
+// Control, format and separator characters (Unicode's Cc, Cf, Zl, Zp), but the tab and the
+// line feed.
+const UNSAFE = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 let processLog: FailureLog | undefined;
 /** The process-wide failure log, so shutdown can flush it. */

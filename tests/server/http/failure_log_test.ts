@@ -112,21 +112,31 @@ Deno.test("an entry is cut to its size, however large the error's message", () =
 });
 
 Deno.test("an entry reads as one, whatever its message quotes: no forged entry, no terminal escape", () => {
-  const { log, written } = logOnClock();
-  const forged = "\n\x1b[2Krequest failed: forged\r\nSTART\x00";
+  const { log, written } = logOnClock({ perKey: 2 });
+  // A C0 escape, a carriage return, a NUL, C1's CSI and NEL, a byte-order mark (invisible, and
+  // whitespace to a regular expression), a bidi override and a line separator.
+  const forged = "\n\x1b[2Krequest failed: forged\r\n\u009b31m\u0085\ufeffrequest failed: " +
+    "again\u202e\u2028\u2029START\x00";
   log.failed("request failed:", new Error(`bad input ${forged}`, { cause: new Error("below") }));
   log.failed("request failed:", `a string ${forged}`);
-  assert.equal(written.length, 2);
+  // Over the limit, and without frames: the count line names the error by its message.
+  const frameless = () => Object.assign(new Error(`frameless ${forged}`), { stack: undefined });
+  for (let i = 0; i < 3; i++) log.failed("request failed:", frameless());
+  log.flush();
+  assert.equal(written.length, 5);
   for (const entry of written) {
     const lines = entry.split("\n");
-    assert.ok(lines.length > 2, entry);
-    assert.deepEqual(lines.filter((line) => /^\S/.test(line)), [lines[0]], entry);
+    assert.deepEqual(lines.filter((line) => !/^[ \t]/.test(line)), [lines[0]], entry);
     assert.match(lines[0], /^request failed: /);
-    // deno-lint-ignore no-control-regex
-    assert.doesNotMatch(entry, /[\x00-\x08\x0b-\x1f\x7f]/);
+    assert.doesNotMatch(entry, /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+  }
+  // Written out, not dropped (the count line quotes its key as JSON).
+  for (const entry of written.slice(0, 4)) {
     assert.match(entry, /\\x1b\[2Krequest failed: forged\\x0d/);
   }
+  assert.match(written[0], /\\x9b31m\\x85\\u\{feff\}request failed: again\\u\{202e\}/);
   assert.match(written[0], /\[cause\]: Error: below/, "the cause is still shown");
+  assert.match(written[4], /^request failed: 1 more failures not logged in full/);
 });
 
 Deno.test("a write that throws (stderr gone) does not reach the request", () => {
