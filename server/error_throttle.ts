@@ -166,16 +166,22 @@ export function messageEnd(stack: string, message: string): number {
 }
 
 /**
- * Where the frames of a V8 stack begin: after its first line's message ({@link messageEnd}),
- * else (a message changed after the stack was read, or none) at the run of frame lines that
- * ends the stack. A line a client wrote into a message is followed by the message's own tail
- * (V8's JSON.parse error ends `" is not valid JSON`), which no frame line looks like, so the
- * run starts after it. Each line is looked at once.
+ * Where the frames of a V8 stack begin: after its first line's message ({@link messageEnd});
+ * for an empty message, after the first line (V8 writes the name alone); else (a message
+ * changed after the stack was read) at the run of frame lines that ends the stack. A line a
+ * client wrote into a message is followed by the message's own tail (V8's JSON.parse error
+ * ends `" is not valid JSON`), which no frame line looks like, so the run starts after it. The
+ * price, for such a stale stack only: when text that is not a frame was appended to the stack
+ * (a `Caused by:` tail), its own frames are taken for message. Each line is looked at once.
  *
  * @example
  * framesStart("Error: boom\n    at f (a.ts:1:1)", "boom"); // 11
  */
 export function framesStart(stack: string, message: string): number {
+  if (message === "") {
+    const lineEnd = stack.indexOf("\n");
+    return lineEnd === -1 ? stack.length : lineEnd;
+  }
   const end = messageEnd(stack, message);
   if (end !== -1) return end;
   let start = stack.length;

@@ -143,6 +143,17 @@ Deno.test("framesStart: after the message, else where the stack's closing run of
   assert.equal(framesStart("\n    at only (c.ts:1:1)", "x"), 0);
 });
 
+Deno.test("framesStart: an empty message ends with the first line, whatever follows the frames", () => {
+  // A library appended its cause to the stack: the error's own frames still come first.
+  const stack =
+    "Wrapped\n    at own (a.ts:1:1)\n    at caller (b.ts:2:2)\nCaused by: Error: low\n" +
+    "    at low (c.ts:3:3)";
+  assert.equal(framesStart(stack, ""), "Wrapped".length);
+  const error = Object.assign(new Error(), { name: "Wrapped", stack });
+  assert.match(errorKey(error), /^Wrapped @ at own \(a\.ts\) < at caller/);
+  assert.equal(framesStart("Error", ""), "Error".length);
+});
+
 Deno.test("formatSuppressed: one line, the worst first, nothing when nothing was held back", () => {
   const lead = (n: number) => `${n} held back`;
   assert.equal(formatSuppressed([], lead), undefined);
