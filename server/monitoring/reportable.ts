@@ -37,14 +37,14 @@ export function reportable(thrown: unknown): unknown {
   try {
     return checked(thrown, 0);
   } catch {
-    return new Error("a thrown value that could not be read");
+    return standIn("a thrown value that could not be read");
   }
 }
 
 function checked(value: unknown, depth: number): unknown {
   if (typeof value === "symbol") return String(value);
   // The SDK reads a function as an object (its keys, its string form), which may throw.
-  if (typeof value === "function") return new Error("a thrown function");
+  if (typeof value === "function") return standIn("a thrown function");
   if (typeof value !== "object" || value === null) return value;
   // Throws for a revoked Proxy: the caller's catch stands in for it.
   if (!(value instanceof Error)) return plainCopy(value);
@@ -52,7 +52,7 @@ function checked(value: unknown, depth: number): unknown {
   const message = value.message;
   const stack = value.stack;
   if (typeof name !== "string" || typeof message !== "string") {
-    return new Error("a thrown error whose name or message is not text");
+    return standIn("a thrown error whose name or message is not text");
   }
   const cause = "cause" in value ? value.cause : undefined;
   const errors = (value as { errors?: unknown }).errors;
@@ -76,6 +76,13 @@ function checked(value: unknown, depth: number): unknown {
   if (keptCause !== undefined) copy.cause = keptCause;
   if (listed) Object.assign(copy, { errors: keptErrors });
   return copy;
+}
+
+// An error that says what was thrown, with no frames: made here, it would carry this module's.
+function standIn(message: string): Error {
+  const error = new Error(message);
+  error.stack = `Error: ${message}`;
+  return error;
 }
 
 // A plain object as the SDK would serialize it, bounded: its first keys, strings cut, nested
