@@ -45,7 +45,9 @@ function showErrors(title, errors) {
     zIndex: "2147483647",
     overflow: "auto",
     padding: "2rem",
-    background: "rgba(20, 20, 20, 0.94)",
+    // Opaque: the page under it (the last good one, or the server's error page) must not show
+    // through.
+    background: "#141414",
     color: "#f5f5f5",
     font: "14px/1.5 ui-monospace, monospace",
   });
