@@ -33,7 +33,10 @@ export function parseServerFailure(output: string, root: string, code: number | 
       ...(tail && { stack: tail }),
     };
   }
-  const text = ERROR_LINE.exec(lines[start])![1].replace(/^Uncaught (\(in promise\) )?/, "");
+  // A module that does not parse fails its importer's `import()` as a TypeError around the
+  // SyntaxError: the SyntaxError is what the developer wrote.
+  const text = ERROR_LINE.exec(lines[start])![1].replace(/^Uncaught (\(in promise\) )?/, "")
+    .replace(/^TypeError: (?=SyntaxError: )/, "");
   const rest = lines.slice(start + 1);
   const firstFrame = rest.findIndex((line) => /^\s+at /.test(line));
   const frame = (firstFrame < 0 ? [] : rest.slice(0, firstFrame))

@@ -29,6 +29,30 @@ Deno.test("a syntax error: message, file, line, column and Deno's code frame", (
   });
 });
 
+Deno.test("a syntax error in a module the server imports: the file's own message and frame", () => {
+  // Deno wraps it in a TypeError and draws the importer's line too.
+  const output = [
+    "error: Uncaught (in promise) TypeError: SyntaxError: Expression expected",
+    "  |",
+    "4 |   </div>;",
+    "  |    ~~~~~~",
+    "    at file:///p/client/App.tsx:4:4",
+    "const [{ renderPages }, { routes }] = await Promise.all([",
+    "                                      ^",
+    "    at async Promise.all (index 1)",
+    "    at async file:///p/server/lifecycle/boot.ts:130:41",
+  ].join("\n");
+  assert.deepEqual(parseServerFailure(output, ROOT, 1), {
+    text: "SyntaxError: Expression expected",
+    file: "client/App.tsx",
+    line: 4,
+    column: 4,
+    lineText: "  |\n4 |   </div>;\n  |    ~~~~~~",
+    stack: "at client/App.tsx:4:4\nat async Promise.all (index 1)\n" +
+      "at async server/lifecycle/boot.ts:130:41",
+  });
+});
+
 Deno.test("a render error: located in the project, not in React's frames", () => {
   const output = [
     "\x1b[31merror\x1b[0m: Uncaught (in promise) Error: boom",
