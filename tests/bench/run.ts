@@ -90,11 +90,16 @@ async function main() {
     WrkRun[]
   >;
   const streamed = { large: 0, largeStreamed: 0 };
+  // Each server's RSS the moment its last load ends: what it holds under load. Read at one time
+  // for all after the rounds, some had idled long enough for V8 to give memory back (a scratch
+  // run saw it after 20-30 s) and others not, so the ratio of two followed the case order.
+  const rightAfter = new Map<CaseName, number>();
   for (let round = 1; round <= options.rounds; round++) {
     console.log(`round ${round} of ${options.rounds}...`);
     for (const name of names) {
       const before = name === "tunnel1m" ? await ingestStats(ingest) : undefined;
       runs[name].push(await runWrk(cases[name], options.duration, pinning?.wrk));
+      if (round === options.rounds) rightAfter.set(name, await currentRss(cases[name].server.pid));
       if (before !== undefined) {
         const after = await ingestStats(ingest);
         streamed.large += after.large - before.large;
@@ -103,13 +108,13 @@ async function main() {
     }
   }
   const wholeRunRss = await peakRss(app.pid);
-  // Settled RSS after the run: `app` took the tunnel and asset load, the others page load only.
+  // `app` took the tunnel and asset load (the tunnel's last), the others page load only.
   const rssAfter = {
-    app: await currentRss(app.pid),
-    appPage: await currentRss(appPage.pid),
-    appOff: await currentRss(appOff.pid),
-    appAll: await currentRss(appAll.pid),
-    identical: await currentRss(identical.pid),
+    app: rightAfter.get("tunnel1m")!,
+    appPage: rightAfter.get("page")!,
+    appOff: rightAfter.get("pageOff")!,
+    appAll: rightAfter.get("pageAll")!,
+    identical: rightAfter.get("identical")!,
   };
 
   const summaries = Object.fromEntries(

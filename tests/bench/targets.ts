@@ -28,6 +28,7 @@ export interface Measured {
   readonly uploadRss: number;
   readonly many: ManyUploads;
   readonly wholeRunRss: number;
+  /** Each server's RSS the moment its last load ended. */
   readonly rssAfter: Readonly<
     Record<"app" | "appPage" | "appOff" | "appAll" | "identical", number>
   >;
@@ -227,8 +228,8 @@ function explanations(
       `${mb(rss.appOff - rss.identical)} more than the baseline (its own code and the parts of ` +
       `Deno it runs, the static files it keeps, the request log), and on ` +
       `${mb(rss.appPage - rss.appOff)} more again (the SDK's code and client, the connection to ` +
-      `the ingest, the traced share's transactions); V8 grows its heap in steps, so the same ` +
-      `code lands a few MB apart from one run to the next`,
+      `the ingest, the traced share's transactions); V8's heap grows in steps with what the ` +
+      `scavenges promote, so the same code lands a few MB apart from one run to the next`,
     tunnel: `an absolute figure, so it moves with the machine: the identical baseline took ` +
       `${delta(identical)} per request in this run, the ingest on the same CPU ` +
       `${delta(us("direct2k"))} per envelope posted to it directly; and Deno 2.9 reads a ` +
