@@ -24,7 +24,7 @@ export interface CaseInputs {
   readonly keep: (server: Server) => Server;
 }
 
-/** The cases by name, and the servers whose RSS is read after the run. */
+/** The cases by name (each with the server that answers it), and the app with the tunnel. */
 export type Cases = Awaited<ReturnType<typeof startCases>>;
 /** One case's name, as in bench-results/latest.json. */
 export type CaseName = keyof Cases["cases"];
@@ -139,5 +139,5 @@ export async function startCases(inputs: CaseInputs) {
       body: largeFile,
     },
   } satisfies Record<string, LoadCase>;
-  return { cases, pageBytes, app, appPage, appOff, appAll, identical };
+  return { cases, pageBytes, app };
 }

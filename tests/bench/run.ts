@@ -68,7 +68,7 @@ async function main() {
   const { uploads, uploadRss } = await measureUploads(fresh, largeFile);
   const many = await manyUploads(fresh, largeFile, ingest);
 
-  const { cases, pageBytes, app, appPage, appOff, appAll, identical } = await startCases({
+  const { cases, pageBytes, app } = await startCases({
     ingest,
     ingestAway,
     appEnv,
