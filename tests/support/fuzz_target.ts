@@ -160,6 +160,8 @@ function nearMissDsns(ingestPort: number): string[] {
     `http://public@${at}/x/1`,
     `http://public@${at}/1/`,
     `http://public:secret@${at}/1`,
+    `http://public:%73@${at}/1`,
+    `http://PUBLIC@${at}/1`,
     "constructor",
     "",
   ];
