@@ -43,8 +43,44 @@ export interface RequestSpace {
   readonly compressedBodies: readonly { encoding: string; body: string }[];
 }
 
-/** A whole hostile request, headers in a random order. */
+/**
+ * A whole hostile request, headers in a random order; one in seven is a well-formed envelope
+ * post naming a near-miss DSN, so the tunnel's DSN check meets every such DSN many times a run
+ * (among the fully random requests one came about every few thousand).
+ */
 export function rawRequestArbitrary(space: RequestSpace): fc.Arbitrary<RawRequest> {
+  if (space.nearMissDsns.length === 0) return hostileRequestArbitrary(space);
+  return fc.oneof(
+    { withCrossShrink: true },
+    { weight: 6, arbitrary: hostileRequestArbitrary(space) },
+    { weight: 1, arbitrary: nearMissPostArbitrary(space) },
+  );
+}
+
+// POST /monitoring, well framed, with an envelope whose header names a near-miss DSN.
+function nearMissPostArbitrary(space: RequestSpace): fc.Arbitrary<RawRequest> {
+  return fc.record({
+    dsn: fc.constantFrom(...space.nearMissDsns),
+    rest: fc.string({ maxLength: 64 }).map((text) => text.replace(/[^\x20-\x7e\n]/g, "")),
+    cuts: fc.array(fc.nat(), { maxLength: 4 }),
+  }).map(({ dsn, rest, cuts }) => {
+    const body = `${JSON.stringify({ dsn })}\n${rest}`;
+    return {
+      method: "POST",
+      target: "/monitoring",
+      version: "HTTP/1.1",
+      headers: [
+        ["Host", `127.0.0.1:${space.port}`],
+        ["Content-Type", "text/plain;charset=UTF-8"],
+        ["Content-Length", String(body.length)],
+      ],
+      body,
+      cuts,
+    };
+  });
+}
+
+function hostileRequestArbitrary(space: RequestSpace): fc.Arbitrary<RawRequest> {
   const hosts = fc.oneof(
     { withCrossShrink: true },
     { weight: 6, arbitrary: hostArbitrary(space.port).map((h) => [h]) },
