@@ -266,7 +266,6 @@ export class EnvelopePipeline {
       // ingest may close it before the next batch.
       if (this.#closed) this.#drop(lane);
       else if (lane.idleRead === undefined) {
-        lane.lastUsed = performance.now();
         this.#watchIdle(lane, lane.conn);
       }
       return;
@@ -334,7 +333,6 @@ export class EnvelopePipeline {
     // per envelope, never the whole rest again.
     lane.single = closing && (answered < batch.length || lane.single);
     if (answered === batch.length && !closing && !spent && !this.#closed && lane.conn === conn) {
-      lane.lastUsed = performance.now();
       this.#watchIdle(lane, conn);
       return;
     }
@@ -367,9 +365,10 @@ export class EnvelopePipeline {
     if (this.#queue.length > 0) this.#pump();
   }
 
-  // Keep a read pending while idle: any byte or EOF means the connection can carry nothing
-  // more, and it must not hold the process open.
+  // The connection is idle from now. Keep a read pending while it is: any byte or EOF means it
+  // can carry nothing more, and it must not hold the process open.
   #watchIdle(lane: Lane, conn: Deno.Conn): void {
+    lane.lastUsed = performance.now();
     conn.unref();
     const read = lane.idleRead = conn.read(lane.buffer);
     read.then(
