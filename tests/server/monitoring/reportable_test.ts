@@ -85,16 +85,21 @@ Deno.test("a thrown plain object: its first keys, strings cut, nothing nested, _
   assert.equal(({} as { polluted?: boolean }).polluted, undefined);
 });
 
-Deno.test("lines in a message are not frames of the stack the SDK parses; the message is kept", () => {
-  let parseError: Error | undefined;
+// V8's JSON.parse error for `text`: its message quotes the text, line breaks included.
+function parseErrorOf(text: string): Error {
   try {
-    JSON.parse("[1,\n    at p1 (");
+    JSON.parse(text);
   } catch (error) {
-    parseError = error as Error;
+    return error as Error;
   }
-  assert.match(parseError!.stack!, /\n {4}at p1/, "V8 quotes the input, line break included");
+  throw new Error(`${JSON.stringify(text)} parsed`);
+}
+
+Deno.test("lines in a message are not frames of the stack the SDK parses; the message is kept", () => {
+  const parseError = parseErrorOf("[1,\n    at p1 (");
+  assert.match(parseError.stack!, /\n {4}at p1/, "V8 quotes the input, line break included");
   const kept = reportable(parseError) as Error;
-  assert.equal(kept.message, parseError!.message);
+  assert.equal(kept.message, parseError.message);
   assert.doesNotMatch(kept.stack!, /\n {4}at p1/);
   assert.match(kept.stack!, /^SyntaxError: .*at p1.*\n {4}at JSON\.parse/);
 });
@@ -137,14 +142,9 @@ Deno.test("an error's name is cut: the SDK bounds the message it sends, not the 
 });
 
 Deno.test("a message changed after its stack was read still writes no frames", () => {
-  let parseError: Error | undefined;
-  try {
-    JSON.parse("[1,\n    at p1 (");
-  } catch (error) {
-    parseError = error as Error;
-  }
-  void parseError!.stack;
-  parseError!.message = `invalid body: ${parseError!.message}`;
+  const parseError = parseErrorOf("[1,\n    at p1 (");
+  void parseError.stack;
+  parseError.message = `invalid body: ${parseError.message}`;
   const kept = reportable(parseError) as Error;
   assert.doesNotMatch(kept.stack!, /\n {4}at p1/);
   const frames = exceptionFromError(stackParser, kept).stacktrace?.frames ?? [];
