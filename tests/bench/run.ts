@@ -1,11 +1,10 @@
 /**
  * `deno task bench`: load the app, a bare `Deno.serve` baseline and the tunnel's upstream with
  * `wrk` on 127.0.0.1, print one table with the targets, and write it to
- * bench-results/latest.json. About three and a half minutes.
+ * bench-results/latest.json. About two minutes.
  *
  *   deno task bench                          # 3 rounds of 3 s per case
  *   deno task bench --rounds=1 --duration=2  # a quick look
- *   deno task bench --soak=60                # longer sustained load before the RSS target
  *
  * Every server runs as its own process: the app exactly as `deno task start` runs it (with
  * monitoring on, pointed at a light fake ingest), the baseline, and the ingest. With two or more
@@ -108,19 +107,6 @@ async function main() {
       }
     }
   }
-  // The RSS target is judged after sustained load, as the issue's own figures were taken. A bare
-  // Deno.serve grows its young generation late (V8 doubles it once enough has survived
-  // scavenges): the identical baseline held 58 MB through its first 18-24 s of GET / load (about
-  // a million requests) and 69 MB from then on, while the app, whose young generation is capped
-  // (serve_args.ts), held 86 MB from its 9th second on (a scratch run reading both every 3 s for
-  // 60 s). A reading after the rounds alone compared the app's plateau with the baseline's early
-  // state.
-  console.log(`sustained GET / load, ${options.soak} s each, for the RSS target...`);
-  const soaked = new Map<CaseName, { rss: number; requests: number }>();
-  for (const name of ["identical", "page"] as const) {
-    const run = await runWrk(cases[name], options.soak, pinning?.wrk);
-    soaked.set(name, { rss: await currentRss(cases[name].server.pid), requests: run.requests });
-  }
   const wholeRunRss = await peakRss(app.pid);
   // `app` took the tunnel and asset load (the tunnel's last), the others page load only.
   const rssAfter = {
@@ -129,8 +115,6 @@ async function main() {
     appOff: rightAfter.get("pageOff")!,
     appAll: rightAfter.get("pageAll")!,
     identical: rightAfter.get("identical")!,
-    appPageSustained: soaked.get("page")!.rss,
-    identicalSustained: soaked.get("identical")!.rss,
   };
 
   const summaries = Object.fromEntries(
@@ -145,8 +129,6 @@ async function main() {
     many,
     wholeRunRss,
     rssAfter,
-    sustainedSeconds: options.soak,
-    sustainedRequests: soaked.get("identical")!.requests,
     startups,
     pageBytes,
     tunnelLogLines: app.stderrLines(),
@@ -170,7 +152,6 @@ async function main() {
     settings: {
       rounds: options.rounds,
       durationSeconds: options.duration,
-      sustainedSeconds: options.soak,
       connections: CONNECTIONS,
       wrkThreads: 1,
       pinning: pinning ?? "none",
@@ -201,12 +182,12 @@ function keep(server: Server): Server {
   return server;
 }
 
-function parseArgs(args: string[]): { rounds: number; duration: number; soak: number } {
+function parseArgs(args: string[]): { rounds: number; duration: number } {
   const value = (name: string, fallback: number) => {
     const arg = args.find((a) => a.startsWith(`--${name}=`));
     const n = arg === undefined ? fallback : Number(arg.slice(name.length + 3));
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
     return n;
   };
-  return { rounds: value("rounds", 3), duration: value("duration", 3), soak: value("soak", 45) };
+  return { rounds: value("rounds", 3), duration: value("duration", 3) };
 }

@@ -28,26 +28,10 @@ export interface Measured {
   readonly uploadRss: number;
   readonly many: ManyUploads;
   readonly wholeRunRss: number;
-  /**
-   * Each server's RSS the moment its last load ended, and for the app (monitoring on) and the
-   * identical baseline again after a spell of sustained load, which the target is judged on.
-   */
+  /** Each server's RSS the moment its last load ended. */
   readonly rssAfter: Readonly<
-    Record<
-      | "app"
-      | "appPage"
-      | "appOff"
-      | "appAll"
-      | "identical"
-      | "appPageSustained"
-      | "identicalSustained",
-      number
-    >
+    Record<"app" | "appPage" | "appOff" | "appAll" | "identical", number>
   >;
-  /** Seconds of sustained load before the second RSS reading. */
-  readonly sustainedSeconds: number;
-  /** Requests the identical baseline answered in that time. */
-  readonly sustainedRequests: number;
   readonly startups: readonly number[];
   readonly pageBytes: number;
   /** Lines the app with the tunnel load wrote to stderr. */
@@ -68,7 +52,7 @@ export function judge(m: Measured) {
   const tracedUs = summaries.pageAll.cpuUsPerReq !== null && summaries.pageOff.cpuUsPerReq !== null
     ? summaries.pageAll.cpuUsPerReq - summaries.pageOff.cpuUsPerReq
     : NaN;
-  const rssRatio = rssAfter.appPageSustained / rssAfter.identicalSustained;
+  const rssRatio = rssAfter.appPage / rssAfter.identical;
   const tunnelRatio = pairedRatio(runs.tunnel2k, runs.direct2k);
   const largeRatio = pairedRatio(runs.tunnel1m, runs.direct1m);
   const tunnel1m = summaries.tunnel1m;
@@ -84,7 +68,7 @@ export function judge(m: Measured) {
     below("CPU per traced request, envelope send included (aim)", tracedUs, 100, "µs"),
     {
       ...below(
-        "RSS after sustained GET / load: app (monitoring on) / identical baseline",
+        "RSS after GET / load: app (monitoring on) / identical baseline",
         rssRatio,
         1.5001,
         "x",
@@ -159,16 +143,9 @@ export function judge(m: Measured) {
     ],
     ["app peak RSS, whole run (all cases)", `${(wholeRunRss / MB).toFixed(1)} MB`],
     [
-      "RSS after the rounds' GET / load: app on / off / traced / identical baseline",
+      "RSS after GET / load: app on / off / traced / identical baseline",
       `${(rssAfter.appPage / MB).toFixed(1)} / ${(rssAfter.appOff / MB).toFixed(1)} / ` +
-      `${(rssAfter.appAll / MB).toFixed(1)} / ${(rssAfter.identical / MB).toFixed(1)} MB ` +
-      `(on / identical ${(rssAfter.appPage / rssAfter.identical).toFixed(2)}x)`,
-    ],
-    [
-      `RSS after ${m.sustainedSeconds} s more of GET / load: app on / identical baseline`,
-      `${(rssAfter.appPageSustained / MB).toFixed(1)} / ` +
-      `${(rssAfter.identicalSustained / MB).toFixed(1)} MB (the baseline answered ` +
-      `${(m.sustainedRequests / 1e6).toFixed(1)} M requests in it)`,
+      `${(rssAfter.appAll / MB).toFixed(1)} / ${(rssAfter.identical / MB).toFixed(1)} MB`,
     ],
     ["RSS after the run: app with tunnel and asset load", `${(rssAfter.app / MB).toFixed(1)} MB`],
     [
@@ -247,13 +224,11 @@ function explanations(
         `served ${Math.round(tunnelRate)}`
       : `the tunnel served ${Math.round(tunnelRate)} req/s, enough for a mean latency under ` +
         `${P99_LIMIT_MS} ms at ${CONNECTIONS} connections; its slowest 1% waited longer`,
-    rss: `after the rounds' page load the app with monitoring off held ` +
+    rss: `after the same page load the app with monitoring off holds ` +
       `${mb(rss.appOff - rss.identical)} more than the baseline (its own code and the parts of ` +
       `Deno it runs, the static files it keeps, the request log), and on ` +
       `${mb(rss.appPage - rss.appOff)} more again (the SDK's code and client, the connection to ` +
-      `the ingest, the traced share's transactions); under sustained load the baseline's young ` +
-      `generation grows (${mb(rss.identical)} -> ${mb(rss.identicalSustained)} here), the ` +
-      `app's is capped; V8's old generation grows in steps of several MB with what the ` +
+      `the ingest, the traced share's transactions); V8's heap grows in steps with what the ` +
       `scavenges promote, so the same code lands a few MB apart from one run to the next`,
     tunnel: `an absolute figure, so it moves with the machine: the identical baseline took ` +
       `${delta(identical)} per request in this run, the ingest on the same CPU ` +
