@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: load the app, a bare `Deno.serve` baseline and the tunnel's upstream with
  * `wrk` on 127.0.0.1, print one table with the targets, and write it to
- * bench-results/latest.json. About two minutes.
+ * bench-results/latest.json. About two and a half minutes.
  *
  *   deno task bench                          # 3 rounds of 3 s per case
  *   deno task bench --rounds=1 --duration=2  # a quick look
@@ -31,6 +31,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const OUT_DIR = `${ROOT}bench-results`;
 const BODIES = `${OUT_DIR}/bodies`;
 const MiB = 1024 * 1024;
+const CONTINUOUS_SECONDS = 15;
 
 const options = parseArgs(Deno.args);
 await requireWrk();
@@ -68,7 +69,7 @@ async function main() {
   const { uploads, uploadRss } = await measureUploads(fresh, largeFile);
   const many = await manyUploads(fresh, largeFile, ingest);
 
-  const { cases, pageBytes, app } = await startCases({
+  const { cases, pageBytes, app, capped } = await startCases({
     ingest,
     ingestAway,
     appEnv,
@@ -107,6 +108,15 @@ async function main() {
       }
     }
   }
+  // Not a target: the app (monitoring on) and the identical baseline under the app's V8 flags,
+  // each read after continuous load, by when both have held flat (the baseline from its 6th
+  // second to its 120th, the app from its 9th, in scratch runs). Between the rounds' cases a
+  // server idles, and V8 may give memory back then.
+  console.log(`continuous GET / load, ${CONTINUOUS_SECONDS} s each, for a like-for-like RSS...`);
+  await runWrk(capped, CONTINUOUS_SECONDS, pinning?.wrk);
+  const identicalCapped = await currentRss(capped.server.pid);
+  await runWrk(cases.page, CONTINUOUS_SECONDS, pinning?.wrk);
+  const appPageContinuous = await currentRss(cases.page.server.pid);
   const wholeRunRss = await peakRss(app.pid);
   // `app` took the tunnel and asset load (the tunnel's last), the others page load only.
   const rssAfter = {
@@ -115,6 +125,8 @@ async function main() {
     appOff: rightAfter.get("pageOff")!,
     appAll: rightAfter.get("pageAll")!,
     identical: rightAfter.get("identical")!,
+    appPageContinuous,
+    identicalCapped,
   };
 
   const summaries = Object.fromEntries(

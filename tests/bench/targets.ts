@@ -28,9 +28,21 @@ export interface Measured {
   readonly uploadRss: number;
   readonly many: ManyUploads;
   readonly wholeRunRss: number;
-  /** Each server's RSS the moment its last load ended. */
+  /**
+   * Each server's RSS the moment its last load ended; and, not for a target, the app (monitoring
+   * on) and the identical baseline under the app's V8 flags after continuous load.
+   */
   readonly rssAfter: Readonly<
-    Record<"app" | "appPage" | "appOff" | "appAll" | "identical", number>
+    Record<
+      | "app"
+      | "appPage"
+      | "appOff"
+      | "appAll"
+      | "identical"
+      | "appPageContinuous"
+      | "identicalCapped",
+      number
+    >
   >;
   readonly startups: readonly number[];
   readonly pageBytes: number;
@@ -146,6 +158,12 @@ export function judge(m: Measured) {
       "RSS after GET / load: app on / off / traced / identical baseline",
       `${(rssAfter.appPage / MB).toFixed(1)} / ${(rssAfter.appOff / MB).toFixed(1)} / ` +
       `${(rssAfter.appAll / MB).toFixed(1)} / ${(rssAfter.identical / MB).toFixed(1)} MB`,
+    ],
+    [
+      "RSS after continuous GET / load: app on / identical baseline, the app's V8 flags",
+      `${(rssAfter.appPageContinuous / MB).toFixed(1)} / ` +
+      `${(rssAfter.identicalCapped / MB).toFixed(1)} MB ` +
+      `(${(rssAfter.appPageContinuous / rssAfter.identicalCapped).toFixed(2)}x, not a target)`,
     ],
     ["RSS after the run: app with tunnel and asset load", `${(rssAfter.app / MB).toFixed(1)} MB`],
     [
