@@ -63,33 +63,22 @@ export async function startCases(inputs: CaseInputs) {
     ),
   );
   await Deno.writeTextFile(`${bodies}/page-headers.json`, JSON.stringify(appHeaders));
-  const identical = keep(
-    await startScript(
-      "baseline.ts",
-      ["--allow-net=127.0.0.1", `--allow-read=${bodies}`],
-      [`${bodies}/page.html`, `${bodies}/page-headers.json`],
-      pinning?.servers,
-    ),
-  );
+  // An identical-response baseline: `flags` before the script (V8's), `mode` after the files.
+  const identicalResponse = async (flags: string[], mode: string[]) =>
+    keep(
+      await startScript(
+        "baseline.ts",
+        [...flags, "--allow-net=127.0.0.1", `--allow-read=${bodies}`],
+        [`${bodies}/page.html`, `${bodies}/page-headers.json`, ...mode],
+        pinning?.servers,
+      ),
+    );
+  const identical = await identicalResponse([], []);
   // The same baseline under the app's own V8 flags, whose young generation is capped: what a
   // like-for-like server holds, for an RSS line that is not a target. With V8's defaults the
   // baseline's young generation grows in steps under sustained load (BENCHMARKS.md).
-  const identicalCapped = keep(
-    await startScript(
-      "baseline.ts",
-      [V8_FLAGS, "--allow-net=127.0.0.1", `--allow-read=${bodies}`],
-      [`${bodies}/page.html`, `${bodies}/page-headers.json`],
-      pinning?.servers,
-    ),
-  );
-  const floor = keep(
-    await startScript(
-      "baseline.ts",
-      ["--allow-net=127.0.0.1", `--allow-read=${bodies}`],
-      [`${bodies}/page.html`, `${bodies}/page-headers.json`, "floor"],
-      pinning?.servers,
-    ),
-  );
+  const identicalCapped = await identicalResponse([V8_FLAGS], []);
+  const floor = await identicalResponse([], ["floor"]);
   const baseline = keep(
     await startScript(
       "baseline.ts",
