@@ -6,16 +6,15 @@
  * idle keep-alive connections.
  */
 import type { Handler } from "../http/handler.ts";
-import { settlesWithin } from "../settles_within.ts";
+import { PendingCount } from "../pending_count.ts";
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {
-  #count = 0;
-  #idle: PromiseWithResolvers<void> | undefined;
+  readonly #running = new PendingCount();
 
   /** Handlers running now. */
   get count(): number {
-    return this.#count;
+    return this.#running.count;
   }
 
   /**
@@ -23,35 +22,26 @@ export class InFlight {
    * which for the tunnel is after the whole body was read and forwarded.
    */
   track(handler: Handler): Handler {
+    const running = this.#running;
     return (req, info) => {
-      this.#count++;
+      running.add();
       let result: ReturnType<Handler>;
       try {
         result = handler(req, info);
       } catch (error) {
-        this.#done();
+        running.done();
         throw error;
       }
       if (!(result instanceof Promise)) {
-        this.#done();
+        running.done();
         return result;
       }
-      return result.finally(() => this.#done());
+      return result.finally(running.done);
     };
   }
 
   /** Resolves true once no handler is running, or false when `timeoutMs` passes first. */
   idle(timeoutMs: number): Promise<boolean> {
-    if (this.#count === 0) return Promise.resolve(true);
-    this.#idle ??= Promise.withResolvers<void>();
-    return settlesWithin(this.#idle.promise, timeoutMs);
-  }
-
-  #done(): void {
-    this.#count--;
-    if (this.#count === 0 && this.#idle) {
-      this.#idle.resolve();
-      this.#idle = undefined;
-    }
+    return this.#running.idle(timeoutMs);
   }
 }

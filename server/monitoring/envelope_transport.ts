@@ -11,6 +11,7 @@ import { createTransport } from "@sentry/core";
 import { NotPipelined } from "../tunnel/envelope_pipeline.ts";
 import { headerValue } from "../tunnel/http1_response.ts";
 import type { IngestClient } from "../tunnel/ingest_client.ts";
+import { sendBuffer } from "./send_buffer.ts";
 
 type TransportOptions = BaseTransportOptions & { headers?: Record<string, string> };
 
@@ -68,7 +69,7 @@ export function envelopeTransport(
         if (error instanceof NotPipelined) return await oneByOne(bytes, headers);
         throw error;
       }
-    });
+    }, sendBuffer());
   };
 }
 

@@ -43,7 +43,7 @@ import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budge
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 import { BatchQueue } from "../batch_queue.ts";
-import { settlesWithin } from "../settles_within.ts";
+import { PendingCount } from "../pending_count.ts";
 
 // How long a finished traced request waits for others before the batch becomes transactions.
 // Building and sending one transaction runs a long stretch of code (the event, the SDK's envelope
@@ -126,8 +126,9 @@ export function startMonitoring(
     if (line) log(line);
   };
 
-  // Transactions handed to the SDK and not answered yet: flush waits for them itself.
-  const sending = new Set<PromiseLike<unknown>>();
+  // Transactions handed to the SDK and not answered yet: flush waits for them itself. Counted,
+  // not kept in a Set (pending_count.ts).
+  const sending = new PendingCount();
   const finished = new BatchQueue<{ trace: RequestTrace; request: FinishedRequest }>(
     (items) => {
       for (const { trace, request } of items) {
@@ -139,9 +140,7 @@ export function startMonitoring(
           const sent = client.sendEnvelope(
             transactionEnvelope(event, samplingContext(trace, defaults), defaults.sdk),
           );
-          sending.add(sent);
-          const done = () => sending.delete(sent);
-          sent.then(done, done);
+          sending.track(sent);
         } catch (error) {
           console.error("monitoring: a transaction was dropped:", error);
         }
@@ -259,12 +258,11 @@ export function startMonitoring(
     flush: async (timeoutMs) => {
       logSuppressed(true);
       // Sent now rather than by the client's flush hook, and waited for here with a timer that
-      // is cleared: the SDK waits for envelopes in flight with one it leaves running (unref'd)
-      // for the whole timeout (@sentry/core's promise buffer).
+      // is cleared, whatever the transport: the SDK's own buffer (the dev inbox's transport has
+      // it) waits with one it leaves running (unref'd) for the whole timeout.
       const started = performance.now();
       finished.drain();
-      const sent = sending.size === 0 ||
-        await settlesWithin(Promise.allSettled(sending), timeoutMs);
+      const sent = await sending.idle(timeoutMs);
       const left = Math.max(1, timeoutMs - (performance.now() - started));
       return (await flush(left)) && sent;
     },
