@@ -6,15 +6,16 @@
  * idle keep-alive connections.
  */
 import type { Handler } from "../http/handler.ts";
-import { PendingCount } from "../pending_count.ts";
+import { settlesWithin } from "../settles_within.ts";
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {
-  readonly #running = new PendingCount();
+  #count = 0;
+  #idle: PromiseWithResolvers<void> | undefined;
 
   /** Handlers running now. */
   get count(): number {
-    return this.#running.count;
+    return this.#count;
   }
 
   /**
@@ -22,26 +23,35 @@ export class InFlight {
    * which for the tunnel is after the whole body was read and forwarded.
    */
   track(handler: Handler): Handler {
-    const running = this.#running;
     return (req, info) => {
-      running.add();
+      this.#count++;
       let result: ReturnType<Handler>;
       try {
         result = handler(req, info);
       } catch (error) {
-        running.done();
+        this.#done();
         throw error;
       }
       if (!(result instanceof Promise)) {
-        running.done();
+        this.#done();
         return result;
       }
-      return result.finally(running.done);
+      return result.finally(() => this.#done());
     };
   }
 
   /** Resolves true once no handler is running, or false when `timeoutMs` passes first. */
   idle(timeoutMs: number): Promise<boolean> {
-    return this.#running.idle(timeoutMs);
+    if (this.#count === 0) return Promise.resolve(true);
+    this.#idle ??= Promise.withResolvers<void>();
+    return settlesWithin(this.#idle.promise, timeoutMs);
+  }
+
+  #done(): void {
+    this.#count--;
+    if (this.#count === 0 && this.#idle) {
+      this.#idle.resolve();
+      this.#idle = undefined;
+    }
   }
 }

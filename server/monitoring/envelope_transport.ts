@@ -69,7 +69,7 @@ export function envelopeTransport(
         if (error instanceof NotPipelined) return await oneByOne(bytes, headers);
         throw error;
       }
-    }, sendBuffer());
+    }, sendBuffer(options.bufferSize || undefined));
   };
 }
 

@@ -43,7 +43,7 @@ import { decideSampling, DEFAULT_TRACE_BUDGET, TokenBucket } from "./trace_budge
 import { traceMetaTagWriter } from "./trace_meta.ts";
 import { type Monitoring, MONITORING_OFF } from "./monitoring.ts";
 import { BatchQueue } from "../batch_queue.ts";
-import { PendingCount } from "../pending_count.ts";
+import { PendingPromises } from "../pending_promises.ts";
 
 // How long a finished traced request waits for others before the batch becomes transactions.
 // Building and sending one transaction runs a long stretch of code (the event, the SDK's envelope
@@ -127,8 +127,8 @@ export function startMonitoring(
   };
 
   // Transactions handed to the SDK and not answered yet: flush waits for them itself. Counted,
-  // not kept in a Set (pending_count.ts).
-  const sending = new PendingCount();
+  // not kept in a Set (pending_promises.ts).
+  const sending = new PendingPromises();
   const finished = new BatchQueue<{ trace: RequestTrace; request: FinishedRequest }>(
     (items) => {
       for (const { trace, request } of items) {
@@ -262,7 +262,7 @@ export function startMonitoring(
       // it) waits with one it leaves running (unref'd) for the whole timeout.
       const started = performance.now();
       finished.drain();
-      const sent = await sending.idle(timeoutMs);
+      const sent = await sending.settled(timeoutMs);
       const left = Math.max(1, timeoutMs - (performance.now() - started));
       return (await flush(left)) && sent;
     },
