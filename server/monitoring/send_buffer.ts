@@ -15,8 +15,9 @@ export const SEND_BUFFER_LIMIT = 64;
  * A buffer for `createTransport`, with the SDK's behaviour: at most `limit` envelopes in
  * flight, and the next one refused with the SDK's own "buffer full" reason (which its transport
  * counts as a `queue_overflow` loss); `drain(timeout)` resolves true once the envelopes in flight
- * when it was called are answered or failed, or false when the timeout (in milliseconds; none or 0 for no
- * limit) passes first, and clears its timer either way (the SDK's leaves its own running).
+ * when it was called are answered or failed, or false when the timeout (in milliseconds; none or
+ * 0 for no limit) passes first, and clears its timer either way (the SDK's leaves its own
+ * running).
  *
  * @example
  * createTransport(options, makeRequest, sendBuffer());
