@@ -221,50 +221,6 @@ function replayThenStream(t: Transfer, first: Bytes, reuseBuffer: boolean): Read
   }, { highWaterMark: 0 });
 }
 
-/** The transfers in flight, each stopped once its deadline passes. */
-export interface Deadlines {
-  add(t: Transfer): void;
-  delete(t: Transfer): void;
-}
-
-/**
- * Every transfer gets the same timeout, so deadlines pass in the order transfers started: one
- * timer armed for the oldest does the work of a setTimeout/clearTimeout pair per envelope. That
- * pair costs about 3 µs in Deno 2.9, a tenth of the tunnel's own work on a small envelope.
- */
-export function createDeadlines(timeoutMs: number): Deadlines {
-  // Insertion order is deadline order.
-  const pending = new Map<Transfer, number>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (ms: number) => timer = setTimeout(fire, Math.ceil(ms));
-  function fire() {
-    timer = undefined;
-    const now = performance.now();
-    for (const [t, deadline] of pending) {
-      if (deadline > now) {
-        arm(deadline - now);
-        return;
-      }
-      pending.delete(t);
-      stopTransfer(t, "timeout");
-    }
-  }
-  return {
-    add(t) {
-      pending.set(t, performance.now() + timeoutMs);
-      if (timer === undefined) arm(timeoutMs);
-    },
-    delete(t) {
-      pending.delete(t);
-      // No timer outlives the last transfer: an idle tunnel holds no timers.
-      if (pending.size === 0 && timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-    },
-  };
-}
-
 /**
  * The request body's reader. A small body with a Content-Length (what the browser SDK sends)
  * is read in one go: one op and no 64 KiB read buffer per request, and the cap is already

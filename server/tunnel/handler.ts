@@ -16,15 +16,16 @@ import { BodySlots } from "./body_slots.ts";
 import { createIngestClient, ingestClientOf } from "./ingest_client.ts";
 import { NotPipelined } from "./envelope_pipeline.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
+import { createDeadlines } from "./deadlines.ts";
 import {
   collectSmallBody,
-  createDeadlines,
   hasBody,
   isBorrowed,
   isLargeBody,
   readChunk,
   releaseBody,
   startTransfer,
+  stopTransfer,
   type Transfer,
   TransferStopped,
 } from "./body.ts";
@@ -131,7 +132,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log;
-  const deadlines = createDeadlines(options.timeoutMs);
+  const deadlines = createDeadlines<Transfer>(
+    options.timeoutMs,
+    (t) => stopTransfer(t, "timeout"),
+  );
   const limiter: RateLimiter | undefined = options.rateLimit
     ? createRateLimiter({ limit: options.rateLimit })
     : undefined;
@@ -211,7 +215,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     }
     const upstream = upstreamHeaders(headers, clientIp);
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
-    deadlines.add(t);
+    const deadline = deadlines.add(t);
     let slot = false;
     try {
       if (isLargeBody(declaredBytes)) {
@@ -234,7 +238,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
       return reject(ctx?.requestId, rejection, t.declaredBytes ?? t.received, send);
     } finally {
-      deadlines.delete(t);
+      deadlines.remove(deadline);
       if (slot) slots.release();
       // The exchange is over. A read still pending (the ingest answered before taking the
       // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
