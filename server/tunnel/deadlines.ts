@@ -4,21 +4,18 @@
  * envelope (that pair costs about 3 µs in Deno 2.9, a tenth of the tunnel's own work on a small
  * envelope).
  *
- * A linked list, not a Map: V8 gives a long-lived Map a new table every few additions and
- * deletions, in the old generation (server/pending_promises.ts), and each such table, dead or
- * not, kept the transfers it had held alive until the next full collection: with a Map here the
- * tunnel's heap grew about twice as fast under load, with three times the full collections
- * (BENCHMARKS.md, round 12). An entry leaves the list with its links cleared, so a dead entry
- * points at nothing.
+ * A linked list (server/linked_list.ts), not a Map: V8 gives a long-lived Map a new table every
+ * few additions and deletions, in the old generation, and each such table, dead or not, kept the
+ * transfers it had held alive until the next full collection. With a Map here the tunnel's heap
+ * grew about twice as fast under load, with three times the full collections (BENCHMARKS.md,
+ * round 12).
  */
+import { type Linked, LinkedList } from "../linked_list.ts";
 
 /** An item's place in the list, handed back by {@link Deadlines.add}. */
-export interface Deadline<T> {
+export interface Deadline<T> extends Linked<Deadline<T>> {
   readonly item: T;
   readonly at: number;
-  older: Deadline<T> | undefined;
-  newer: Deadline<T> | undefined;
-  listed: boolean;
 }
 
 /** Deadlines of one length, each removed when its item is done or expired when it passes. */
@@ -46,34 +43,20 @@ export function createDeadlines<T>(
   expire: (item: T) => void,
   now: () => number = () => performance.now(),
 ): Deadlines<T> {
-  let oldest: Deadline<T> | undefined;
-  let newest: Deadline<T> | undefined;
-  let size = 0;
+  const running = new LinkedList<Deadline<T>>();
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const unlink = (deadline: Deadline<T>) => {
-    if (!deadline.listed) return;
-    const { older, newer } = deadline;
-    if (older === undefined) oldest = newer;
-    else older.newer = newer;
-    if (newer === undefined) newest = older;
-    else newer.older = older;
-    deadline.older = deadline.newer = undefined;
-    deadline.listed = false;
-    size--;
-  };
   const arm = (ms: number) => timer = setTimeout(fire, Math.ceil(ms));
   function fire() {
     timer = undefined;
     const at = now();
-    while (oldest !== undefined) {
+    for (let oldest = running.oldest; oldest !== undefined; oldest = running.oldest) {
       if (oldest.at > at) {
         arm(oldest.at - at);
         return;
       }
-      const passed = oldest;
-      unlink(passed);
-      expire(passed.item);
+      running.remove(oldest);
+      expire(oldest.item);
     }
   }
 
@@ -82,27 +65,24 @@ export function createDeadlines<T>(
       const deadline: Deadline<T> = {
         item,
         at: now() + timeoutMs,
-        older: newest,
+        older: undefined,
         newer: undefined,
-        listed: true,
+        listed: false,
       };
-      if (newest === undefined) oldest = deadline;
-      else newest.newer = deadline;
-      newest = deadline;
-      size++;
+      running.append(deadline);
       if (timer === undefined) arm(timeoutMs);
       return deadline;
     },
     remove(deadline) {
-      unlink(deadline);
+      running.remove(deadline);
       // No timer outlives the last deadline: an idle tunnel holds no timers.
-      if (size === 0 && timer !== undefined) {
+      if (running.size === 0 && timer !== undefined) {
         clearTimeout(timer);
         timer = undefined;
       }
     },
     get size() {
-      return size;
+      return running.size;
     },
   };
 }
