@@ -1,6 +1,7 @@
 /**
  * The client's request body as the tunnel reads it: one transfer per request, with a size cap,
- * a shared deadline, and a way to stop that never leaves memory behind.
+ * a way to stop that never leaves memory behind, and a deadline kept by the handler
+ * (deadlines.ts).
  *
  * The one rule that matters for memory: a read still pending on a Deno request body is never
  * cancelled. Cancelling it (reader.cancel() while the client stalls) leaves Deno's read op and
