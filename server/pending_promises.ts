@@ -18,7 +18,7 @@ export class PendingPromises {
   #counts: number[] = [0];
   #first = 0;
   #pending = 0;
-  #waiters: { readonly until: number; readonly wake: () => void }[] = [];
+  readonly #waiters: { readonly until: number; readonly wake: () => void }[] = [];
 
   /** Promises tracked and not settled yet. */
   get count(): number {
@@ -62,10 +62,9 @@ export class PendingPromises {
       this.#first++;
     }
     // Every generation before `#first` has settled: so has what a waiter up to it waits for.
-    const first = this.#first;
-    if (this.#waiters.length === 0 || this.#waiters[0].until > first) return;
-    const woken = this.#waiters.filter((waiter) => waiter.until <= first);
-    this.#waiters = this.#waiters.filter((waiter) => waiter.until > first);
-    for (const waiter of woken) waiter.wake();
+    // Waiters came in generation order, so they leave from the front.
+    while (this.#waiters.length > 0 && this.#waiters[0].until <= this.#first) {
+      this.#waiters.shift()!.wake();
+    }
   }
 }
