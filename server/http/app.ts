@@ -20,7 +20,14 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import { formatRecord, LineWriter, requestIdFor, type RequestRecord } from "./request_log.ts";
+import {
+  clockOrigin,
+  formatRecord,
+  LineWriter,
+  type LogFormat,
+  requestIdFor,
+  type RequestRecord,
+} from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";
@@ -118,26 +125,27 @@ export function createApp(deps: AppDeps): Handler {
     const handler = route.methods.get(req.method);
     return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
   };
-  const stdout = defaultLogWriter();
-  const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
   const { hsts, logFormat } = deps.config;
+  const stdout = stdoutLogWriter(logFormat);
+  const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
   // Formatted with the batch it is written in (request_log.ts), unless a test takes the lines.
   const logRecord = deps.logLine
-    ? (record: RequestRecord) => deps.logLine!(formatRecord(record, logFormat))
-    : (record: RequestRecord) => stdout.write(() => formatRecord(record, logFormat));
+    ? (record: RequestRecord) => deps.logLine!(formatRecord(record, logFormat, clockOrigin()))
+    : (record: RequestRecord) => stdout.write(record);
   const transport = {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,
   };
   const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
     res = ctx.complete(res);
+    const answeredAt = performance.now();
     logRecord({
-      timeMs: Date.now(),
+      answeredAt,
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
       path: ctx.path,
       status: res.status,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      durationMs: Math.round((answeredAt - started) * 100) / 100,
       bytes: ctx.bytes,
       requestId: ctx.requestId,
     });
@@ -216,11 +224,22 @@ function failed(
   return answer();
 }
 
-let stdoutWriter: LineWriter | undefined;
-/** The process-wide batched stdout writer, so shutdown can flush it. */
-export function defaultLogWriter(): LineWriter {
-  stdoutWriter ??= new LineWriter();
-  return stdoutWriter;
+// Process-wide, so shutdown can flush them: one per format (a process serves one; tests more).
+const stdoutWriters = new Map<LogFormat, LineWriter>();
+
+/** The batched stdout writer for a log format. */
+function stdoutLogWriter(format: LogFormat): LineWriter {
+  let writer = stdoutWriters.get(format);
+  if (writer === undefined) {
+    writer = new LineWriter({ format });
+    stdoutWriters.set(format, writer);
+  }
+  return writer;
+}
+
+/** Write out every request log line queued in this process (shutdown). */
+export async function flushRequestLog(): Promise<void> {
+  await Promise.all([...stdoutWriters.values()].map((writer) => writer.flush()));
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
