@@ -9,7 +9,7 @@ import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
-import { flushRequestLog } from "./server/http/app.ts";
+import { flushLogs } from "./server/http/log_writer.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
@@ -47,6 +47,6 @@ onStopRequest(async () => {
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
   await Promise.race([server.shutdown(), closed]);
   defaultFailureLog().flush();
-  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushRequestLog()]);
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   Deno.exit(0);
 });

@@ -17,7 +17,7 @@ import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { readEnv } from "./server/lifecycle/config.ts";
 import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
-import { flushRequestLog } from "./server/http/app.ts";
+import { flushLogs } from "./server/http/log_writer.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight } from "./server/lifecycle/in_flight.ts";
@@ -37,7 +37,7 @@ onStopRequest(async () => {
   await drain(inFlight);
   denoShutdown.release();
   defaultFailureLog().flush();
-  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushRequestLog()]);
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   // Deno.exit ends every worker: only once all are done (or past the longest they may take,
   // should one have died).
   const deadline = setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);

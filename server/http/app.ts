@@ -23,11 +23,11 @@ import { checkRequestLimits } from "./request_limits.ts";
 import {
   clockOrigin,
   formatRecord,
-  LineWriter,
   type LogFormat,
   requestIdFor,
   type RequestRecord,
 } from "./request_log.ts";
+import { stdoutLogWriter } from "./log_writer.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";
@@ -126,12 +126,7 @@ export function createApp(deps: AppDeps): Handler {
     return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
   };
   const { hsts, logFormat } = deps.config;
-  const stdout = stdoutLogWriter(logFormat);
-  const logLine = deps.logLine ?? ((line: string) => stdout.write(line));
-  // Formatted with the batch it is written in (request_log.ts), unless a test takes the lines.
-  const logRecord = deps.logLine
-    ? (record: RequestRecord) => deps.logLine!(formatRecord(record, logFormat, clockOrigin()))
-    : (record: RequestRecord) => stdout.write(record);
+  const { line: logLine, record: logRecord } = logOutputs(deps.logLine, logFormat);
   const transport = {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,
@@ -224,22 +219,22 @@ function failed(
   return answer();
 }
 
-// Process-wide, so shutdown can flush them: one per format (a process serves one; tests more).
-const stdoutWriters = new Map<LogFormat, LineWriter>();
-
-/** The batched stdout writer for a log format. */
-function stdoutLogWriter(format: LogFormat): LineWriter {
-  let writer = stdoutWriters.get(format);
-  if (writer === undefined) {
-    writer = new LineWriter({ format });
-    stdoutWriters.set(format, writer);
+/**
+ * Where the app's log lines and request records go: stdout's batched writer, where a record is
+ * formatted with its batch (log_writer.ts), or a test's `logLine`, formatted at once.
+ */
+function logOutputs(take: ((line: string) => void) | undefined, format: LogFormat) {
+  if (take) {
+    return {
+      line: take,
+      record: (record: RequestRecord) => take(formatRecord(record, format, clockOrigin())),
+    };
   }
-  return writer;
-}
-
-/** Write out every request log line queued in this process (shutdown). */
-export async function flushRequestLog(): Promise<void> {
-  await Promise.all([...stdoutWriters.values()].map((writer) => writer.flush()));
+  const stdout = stdoutLogWriter(format);
+  return {
+    line: (line: string) => stdout.write(line),
+    record: (record: RequestRecord) => stdout.write(record),
+  };
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.

@@ -2,11 +2,8 @@ import assert from "node:assert/strict";
 import {
   clockOrigin,
   formatRecord,
-  LineWriter,
-  type LogFormat,
   logTime,
   requestIdFor,
-  writeOut,
 } from "../../../server/http/request_log.ts";
 
 const TIME = "2026-11-22T06:00:00.000Z";
@@ -65,125 +62,44 @@ Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () =
   assert.match(requestIdFor(new Request("http://x/")), /^[0-9a-f-]{36}$/);
 });
 
-// A writer whose batches are kept as text; the delay is long, so only flush or a full batch writes.
-function collectingWriter(format?: LogFormat): { writer: LineWriter; written: string[] } {
-  const written: string[] = [];
-  const writer = new LineWriter({
-    sink: (bytes) => {
-      written.push(new TextDecoder().decode(bytes));
-      return Promise.resolve();
-    },
-    delayMs: 10_000,
-    format,
-    timeOrigin: () => 0,
-  });
-  return { writer, written };
-}
-
-Deno.test("LineWriter: batches lines and writes them all on flush", async () => {
-  const { writer, written } = collectingWriter();
-  writer.write("one");
-  writer.write("two");
-  assert.deepEqual(written, []);
-  await writer.flush();
-  assert.deepEqual(written, ["one\ntwo\n"]);
-  for (let i = 0; i < 256; i++) writer.write(String(i));
-  await writer.flush();
-  assert.equal(written.length, 2, "a full batch is written at once");
-  assert.equal(String(written.at(1)).split("\n").length, 257);
-});
-
-Deno.test("LineWriter: records are formatted in its format, in order with the lines", async () => {
-  for (const format of ["json", "text"] as const) {
-    const { writer, written } = collectingWriter(format);
-    writer.write("a");
-    writer.write(record);
-    writer.write("b");
-    writer.write({ ...record, path: "/second" });
-    await writer.flush();
-    const expected = ["a", formatRecord(record, format, 0), "b"];
-    expected.push(formatRecord({ ...record, path: "/second" }, format, 0));
-    assert.deepEqual(written, [expected.join("\n") + "\n"]);
-  }
-});
-
-Deno.test("LineWriter: a record that cannot be formatted loses its line, not the batch", async () => {
-  const { writer, written } = collectingWriter();
-  const logged: unknown[][] = [];
-  writer.write(record);
-  writer.write({ ...record, answeredAt: NaN });
-  writer.write("after");
-  const errors = console.error;
-  console.error = (...args: unknown[]) => logged.push(args);
-  try {
-    await writer.flush();
-  } finally {
-    console.error = errors;
-  }
-  assert.deepEqual(written, [`${formatRecord(record, "json", 0)}\nafter\n`]);
-  assert.equal(logged.length, 1);
-  assert.match(String(logged[0][0]), /could not be formatted/);
-});
-
 Deno.test("formatRecord: the time is the record's clock reading plus the time origin", () => {
   const line = formatRecord({ ...record, answeredAt: 1_500.7 }, "json", Date.parse(TIME) - 1_000);
   assert.equal(JSON.parse(line).time, "2026-11-22T06:00:00.500Z");
 });
 
-Deno.test("clockOrigin: a performance.now() reading plus the origin is the wall-clock time", () => {
-  const before = Date.now();
-  const wall = clockOrigin() + performance.now();
-  const after = Date.now();
-  assert.ok(wall >= before - 1 && wall <= after + 1, `${before} <= ${wall} <= ${after}`);
+Deno.test("clockOrigin: a reading plus the origin is the wall-clock millisecond, without a bias", () => {
+  // Measured once and used for the readings after it, as the log does with a batch. An origin
+  // from Date.now() alone (whole milliseconds) put about 14% of them a millisecond early.
+  let off = 0;
+  let readings = 0;
+  for (let batch = 0; batch < 100; batch++) {
+    const at = clockOrigin();
+    for (let i = 0; i < 500; i++, readings++) {
+      const before = Date.now();
+      const logged = Math.floor(at + performance.now());
+      const after = Date.now();
+      if (logged < before || logged > after) off++;
+    }
+  }
+  assert.ok(off < readings / 100, `${off} of ${readings} readings off by a millisecond`);
 });
 
-Deno.test("LineWriter: measures the time origin once per batch", async () => {
-  const origins = [0, 60_000];
-  const written: string[] = [];
-  const writer = new LineWriter({
-    sink: (bytes) => (written.push(new TextDecoder().decode(bytes)), Promise.resolve()),
-    delayMs: 10_000,
-    timeOrigin: () => origins.shift()!,
-  });
-  writer.write(record);
-  writer.write(record);
-  await writer.flush();
-  writer.write(record);
-  await writer.flush();
-  const times = written.join("").trim().split("\n").map((line) => JSON.parse(line).time);
-  assert.deepEqual(times, [TIME, TIME, "2026-11-22T06:01:00.000Z"]);
+Deno.test("clockOrigin: follows the wall clock when it is set, and back", () => {
+  const realNow = Date.now;
+  const exact = clockOrigin();
+  try {
+    Date.now = () => realNow() + 5_000;
+    const moved = clockOrigin();
+    assert.ok(Math.abs(moved - exact - 5_000) < 2, `${moved - exact}`);
+    assert.equal(clockOrigin(), moved, "stays while the clock agrees");
+  } finally {
+    Date.now = realNow;
+  }
+  assert.ok(Math.abs(clockOrigin() - exact) < 2);
 });
 
 Deno.test("logTime: the ISO time of the millisecond given, reused within it", () => {
   for (const ms of [0, 1_700_000_000_123, 1_700_000_000_123, 1_700_000_000_124, 0]) {
     assert.equal(logTime(ms), new Date(ms).toISOString());
   }
-  assert.match(logTime(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-});
-
-Deno.test("writeOut: writes synchronously; what a synchronous write refuses goes asynchronously", async () => {
-  const bytes = new TextEncoder().encode("0123456789");
-  const took: string[] = [];
-  const text = (part: Uint8Array) => new TextDecoder().decode(part);
-  // Takes 3 bytes at a time, then refuses (as a full non-blocking pipe would).
-  let syncCalls = 0;
-  const output = {
-    writeSync(part: Uint8Array) {
-      if (++syncCalls > 2) throw new Error("would block");
-      took.push(`sync ${text(part.subarray(0, 3))}`);
-      return Math.min(3, part.length);
-    },
-    write(part: Uint8Array) {
-      took.push(`async ${text(part.subarray(0, 2))}`);
-      return Promise.resolve(Math.min(2, part.length));
-    },
-  };
-  await writeOut(output, bytes);
-  assert.deepEqual(took, ["sync 012", "sync 345", "async 67", "async 89"]);
-
-  took.length = 0;
-  syncCalls = -10;
-  const pending = writeOut(output, bytes);
-  assert.deepEqual(took, ["sync 012", "sync 345", "sync 678", "sync 9"], "written before return");
-  await pending;
 });
