@@ -42,9 +42,11 @@ export function formatRecord(record: RequestRecord, format: LogFormat, timeOrigi
     }"}`;
   }
   const bytes = record.bytes === null ? "-" : String(record.bytes);
-  return `${time} ${record.method} "${
+  // The method and the id are checked before they get here (an HTTP token; requestIdFor), but a
+  // line must not depend on that: escaped like the path, they cannot start a line of their own.
+  return `${time} ${jsonText(record.method)} "${
     jsonText(record.path)
-  }" ${record.status} ${record.durationMs}ms ${bytes}B ${record.requestId}`;
+  }" ${record.status} ${record.durationMs}ms ${bytes}B ${jsonText(record.requestId)}`;
 }
 
 // Printable ASCII but `"` and `\`: the text as it stands between a JSON string's quotes.

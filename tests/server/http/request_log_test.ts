@@ -31,8 +31,10 @@ Deno.test("formatRecord: one JSON line, or one text line", () => {
     formatRecord({ ...record, bytes: null }, "text", 0),
     `${TIME} GET "/a b" 200 1.5ms -B r-1`,
   );
-  const hostile = formatRecord({ ...record, path: "/x\ny" }, "text", 0);
-  assert.ok(!hostile.includes("\n"), "a path cannot forge a second line");
+  for (const field of ["path", "method", "requestId"]) {
+    const hostile = formatRecord({ ...record, [field]: "/x\ny\r" }, "text", 0);
+    assert.ok(!/[\n\r]/.test(hostile), `the ${field} cannot forge a second line`);
+  }
 });
 
 Deno.test("formatRecord: any path, method or id round-trips through JSON, on one line", () => {
