@@ -20,14 +20,9 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import {
-  clockOrigin,
-  formatRecord,
-  type LogFormat,
-  requestIdFor,
-  type RequestRecord,
-} from "./request_log.ts";
+import { formatRecord, type LogFormat, requestIdFor, type RequestRecord } from "./request_log.ts";
 import { stdoutLogWriter } from "./log_writer.ts";
+import { clockOrigin } from "./log_clock.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
 import { requestHeader } from "./request_headers.ts";

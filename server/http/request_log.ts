@@ -27,7 +27,7 @@ export type LogFormat = "json" | "text";
 
 /**
  * Format one record as a single line (no newline). `timeOrigin` is the wall-clock time (ms since
- * the epoch) when `performance.now()` read 0: see {@link clockOrigin}.
+ * the epoch) when `performance.now()` read 0: see log_clock.ts.
  */
 export function formatRecord(record: RequestRecord, format: LogFormat, timeOrigin: number): string {
   const time = logTime(Math.floor(timeOrigin + record.answeredAt));
@@ -55,29 +55,6 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** The text between the quotes of `JSON.stringify(text)`, without its cost for plain text. */
 function jsonText(text: string): string {
   return PLAIN.test(text) ? text : JSON.stringify(text).slice(1, -1);
-}
-
-// The origin in use: the exact one from start-up until the wall clock is seen to disagree.
-let origin = performance.timeOrigin;
-
-/**
- * The wall-clock time, in ms since the epoch, at which `performance.now()` read 0. The log reads
- * it once per batch, so the request path reads one clock, not two (a reading cost about 0.14 µs
- * of a `GET /` in a profile).
- *
- * `performance.timeOrigin` is exact, but it is fixed at start-up, and the wall clock can be set
- * or drift since: a log's times must agree with other systems'. `Date.now()` follows the wall
- * clock, but in whole milliseconds: an origin taken from it put 14% of lines a millisecond early
- * (readings over 20 ms after it was taken). So the origin stays exact while the wall clock agrees
- * with it (a `Date.now()` is then the same millisecond, or the one before), and moves to the wall
- * clock, to within half a millisecond, when it does not.
- */
-export function clockOrigin(): number {
-  const now = performance.now();
-  const wall = Date.now();
-  const ahead = origin + now - wall;
-  if (ahead < -1 || ahead >= 2) origin = wall + 0.5 - now;
-  return origin;
 }
 
 let lastMs = NaN;

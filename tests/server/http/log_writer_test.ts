@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
-import { LineWriter } from "../../../server/http/log_writer.ts";
+import { LineWriter, PartialWrite } from "../../../server/http/log_writer.ts";
 import { formatRecord, type LogFormat } from "../../../server/http/request_log.ts";
-
-const TIME = "2026-11-22T06:00:00.000Z";
-const record = {
-  answeredAt: Date.parse(TIME),
-  method: "GET",
-  path: "/a b",
-  status: 200,
-  durationMs: 1.5,
-  bytes: 42,
-  requestId: "r-1",
-};
+import { record, TIME } from "../../fixtures/request_record.ts";
 
 // A writer whose batches are kept as text; the delay is long, so only flush or a full batch writes.
 function collectingWriter(format?: LogFormat): { writer: LineWriter; written: string[] } {
@@ -101,11 +91,14 @@ function stalledSink() {
       new Promise<void>((done, fail) =>
         waiting.push({ text: new TextDecoder().decode(bytes), done, fail })
       ),
-    /** Let the oldest waiting write finish (or fail). */
-    release(ok = true) {
+    /** Let the oldest waiting write finish, or fail after `partly` of its characters. */
+    release(ok = true, partly = 0) {
       const next = waiting.shift()!;
       if (ok) written.push(next.text);
-      ok ? next.done() : next.fail(new Error("broken pipe"));
+      else if (partly > 0) written.push(next.text.slice(0, partly));
+      ok
+        ? next.done()
+        : next.fail(partly > 0 ? new PartialWrite(partly) : new Error("broken pipe"));
     },
   };
 }
@@ -144,7 +137,11 @@ Deno.test("LineWriter: a stalled stdout holds a bounded number of bytes; the res
   const padded = (tag: string) => lines(4, tag).map((line) => line.padEnd(8, "."));
   assert.deepEqual(written.slice(0, 8), [...padded("a"), ...padded("b")]);
   const notice = JSON.parse(written[8]);
-  assert.deepEqual([notice.dropped, notice.reason], [8, "stdout did not keep up"], "c and d");
+  assert.deepEqual(
+    [notice.dropped, notice.reason],
+    [8, "stdout did not keep up, or failed"],
+    "c and d",
+  );
   assert.match(notice.time, /^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
   assert.deepEqual(written.slice(9), padded("e"));
 });
@@ -165,7 +162,7 @@ Deno.test("LineWriter: a batch that cannot be written is counted as dropped, in 
   assert.equal(await flushed, true);
   assert.match(
     out.written.join(""),
-    /^\d{4}-\d\d-\d\dT[\d:.]+Z log 2 lines dropped: stdout did not keep up\nthree\n$/,
+    /^\d{4}-\d\d-\d\dT[\d:.]+Z log 2 lines dropped: stdout did not keep up, or failed\nthree\n$/,
   );
 });
 
@@ -177,4 +174,110 @@ Deno.test("LineWriter: flush gives up after its timeout when stdout does not kee
   out.release();
   assert.equal(await writer.flush(20), true);
   assert.deepEqual(out.written, ["stuck\n"]);
+});
+
+// Lets every write the writer has started settle, releasing each as `ok` says.
+async function releaseAll(out: ReturnType<typeof stalledSink>, ok = true) {
+  await tick();
+  while (out.waiting.length > 0) {
+    out.release(ok);
+    await tick();
+  }
+}
+
+Deno.test("LineWriter: the count survives a failed write that carried it, and is said once", async () => {
+  const out = stalledSink();
+  const writer = new LineWriter({
+    sink: out.sink,
+    delayMs: 10_000,
+    format: "text",
+    timeOrigin: () => 0,
+  });
+  for (let round = 0; round < 5; round++) {
+    for (const line of lines(10, `r${round}-`)) writer.write(line);
+    writer.flush();
+    await releaseAll(out, false);
+  }
+  writer.write("after");
+  writer.flush();
+  await releaseAll(out);
+  assert.match(out.written.join(""), / log 50 lines dropped: .*\nafter\n$/);
+  // Said once: the next drop starts counting from zero.
+  writer.write("lost");
+  writer.flush();
+  await releaseAll(out, false);
+  writer.write("last");
+  writer.flush();
+  await releaseAll(out);
+  assert.match(out.written.at(-1)!, / log 1 lines dropped: .*\nlast\n$/);
+});
+
+Deno.test("LineWriter: a failed write's bytes are released, so later batches are written", async () => {
+  const out = stalledSink();
+  const writer = new LineWriter({ sink: out.sink, delayMs: 10_000, maxPendingBytes: 10 });
+  writer.write("fails once");
+  writer.flush();
+  await releaseAll(out, false);
+  for (let i = 0; i < 3; i++) {
+    writer.write(`ok ${i}`);
+    writer.flush();
+    await releaseAll(out);
+  }
+  assert.equal(out.written.filter((text) => text.includes("ok ")).length, 3);
+});
+
+Deno.test("LineWriter: a write cut short leaves no half line for the next one to join", async () => {
+  const out = stalledSink();
+  const writer = new LineWriter({ sink: out.sink, delayMs: 10_000, timeOrigin: () => 0 });
+  writer.write('{"a":1}');
+  writer.flush();
+  await tick();
+  out.release(false, 4);
+  await tick();
+  // The next write fails before writing anything: the half line is still there to end.
+  writer.write('{"lost":true}');
+  writer.flush();
+  await releaseAll(out, false);
+  writer.write('{"b":2}');
+  writer.flush();
+  await releaseAll(out);
+  const text = out.written.join("");
+  const [torn, notice, next] = text.trimEnd().split("\n");
+  assert.equal(torn, '{"a"', "the half line written before the failure ends there");
+  assert.equal(JSON.parse(notice).dropped, 2);
+  assert.deepEqual(JSON.parse(next), { b: 2 });
+});
+
+Deno.test("LineWriter: flush tells whether lines are missing, and how many", async () => {
+  const out = stalledSink();
+  const writer = new LineWriter({ sink: out.sink, delayMs: 10_000 });
+  writer.write("one");
+  writer.flush();
+  await releaseAll(out, false);
+  writer.write("two");
+  writer.write("three");
+  assert.equal(await writer.flush(30), false);
+  // One line failed and is not said to be yet; two still wait on a stdout that never took them.
+  assert.equal(writer.unwritten, 3);
+  await releaseAll(out);
+  assert.equal(writer.unwritten, 0);
+  assert.equal(await writer.flush(30), true, "written, and the loss said in the log");
+  assert.match(out.written.join(""), /"dropped":1,.*\ntwo\nthree\n$/);
+});
+
+Deno.test("LineWriter: one batch larger than the limit is written when nothing else waits", async () => {
+  const out = stalledSink();
+  const writer = new LineWriter({ sink: out.sink, delayMs: 10_000, maxPendingBytes: 8 });
+  writer.write("a line longer than eight bytes");
+  writer.flush();
+  writer.write("and the next waits its turn? no: dropped");
+  writer.flush();
+  await releaseAll(out);
+  writer.write("end");
+  writer.flush();
+  await releaseAll(out);
+  const written = out.written.join("").trimEnd().split("\n");
+  assert.equal(written[0], "a line longer than eight bytes");
+  assert.equal(JSON.parse(written[1]).dropped, 1);
+  assert.equal(written[2], "end");
 });

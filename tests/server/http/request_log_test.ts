@@ -1,21 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  clockOrigin,
-  formatRecord,
-  logTime,
-  requestIdFor,
-} from "../../../server/http/request_log.ts";
-
-const TIME = "2026-11-22T06:00:00.000Z";
-const record = {
-  answeredAt: Date.parse(TIME),
-  method: "GET",
-  path: "/a b",
-  status: 200,
-  durationMs: 1.5,
-  bytes: 42,
-  requestId: "r-1",
-};
+import { formatRecord, logTime, requestIdFor } from "../../../server/http/request_log.ts";
+import { record, TIME } from "../../fixtures/request_record.ts";
 
 // The record as its JSON line reads: the time in ISO 8601, in the first field.
 // (Formatted with a time origin of 0, so `answeredAt` stands for the wall-clock time.)
@@ -67,37 +52,6 @@ Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () =
 Deno.test("formatRecord: the time is the record's clock reading plus the time origin", () => {
   const line = formatRecord({ ...record, answeredAt: 1_500.7 }, "json", Date.parse(TIME) - 1_000);
   assert.equal(JSON.parse(line).time, "2026-11-22T06:00:00.500Z");
-});
-
-Deno.test("clockOrigin: a reading plus the origin is the wall-clock millisecond, without a bias", () => {
-  // Measured once and used for the readings after it, as the log does with a batch. An origin
-  // from Date.now() alone (whole milliseconds) put about 14% of them a millisecond early.
-  let off = 0;
-  let readings = 0;
-  for (let batch = 0; batch < 100; batch++) {
-    const at = clockOrigin();
-    for (let i = 0; i < 500; i++, readings++) {
-      const before = Date.now();
-      const logged = Math.floor(at + performance.now());
-      const after = Date.now();
-      if (logged < before || logged > after) off++;
-    }
-  }
-  assert.ok(off < readings / 100, `${off} of ${readings} readings off by a millisecond`);
-});
-
-Deno.test("clockOrigin: follows the wall clock when it is set, and back", () => {
-  const realNow = Date.now;
-  const exact = clockOrigin();
-  try {
-    Date.now = () => realNow() + 5_000;
-    const moved = clockOrigin();
-    assert.ok(Math.abs(moved - exact - 5_000) < 2, `${moved - exact}`);
-    assert.equal(clockOrigin(), moved, "stays while the clock agrees");
-  } finally {
-    Date.now = realNow;
-  }
-  assert.ok(Math.abs(clockOrigin() - exact) < 2);
 });
 
 Deno.test("logTime: the ISO time of the millisecond given, reused within it", () => {
