@@ -8,7 +8,7 @@
  * full pipe) never stops the server, as a synchronous write did (it stopped requests, timers and
  * signals for as long as the reader stalled). At most 1 MiB waits to be written (or one batch
  * larger than that); batches beyond it, and batches a write fails on, are dropped, counted, and
- * said to be missing in the next line written, or on stderr when the writer is flushed.
+ * said to be missing in the next line written, or, at shutdown, on stderr.
  */
 import { BatchQueue } from "../batch_queue.ts";
 import { settlesWithin } from "../settles_within.ts";

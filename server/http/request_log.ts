@@ -1,8 +1,8 @@
 /**
  * One log line per request: what it records (time, method, path, status, duration, size,
  * request id), how a record reads as a line (JSON by default, for log pipelines; plain text with
- * `LOG_FORMAT=text`, for people), and the request id. The lines are written in batches by
- * log_writer.ts.
+ * `LOG_FORMAT=text`, for people), and how a request's id is chosen. The lines are written in
+ * batches by log_writer.ts.
  */
 import { requestHeader } from "./request_headers.ts";
 
@@ -10,7 +10,7 @@ import { requestHeader } from "./request_headers.ts";
 export interface RequestRecord {
   /**
    * When the request was answered, as `performance.now()` read it; written as the wall-clock
-   * time, ISO 8601 in UTC, with a `timeOrigin` measured as its batch is formatted.
+   * time, ISO 8601 in UTC, with the origin its batch measures (log_clock.ts).
    */
   readonly answeredAt: number;
   readonly method: string;
