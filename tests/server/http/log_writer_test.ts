@@ -185,6 +185,18 @@ async function releaseAll(out: ReturnType<typeof stalledSink>, ok = true) {
   }
 }
 
+// Writes `entries` as one batch, then lets its write, and any before it, succeed or fail.
+async function writeBatch(
+  writer: LineWriter,
+  out: ReturnType<typeof stalledSink>,
+  entries: readonly string[],
+  ok = true,
+) {
+  for (const entry of entries) writer.write(entry);
+  writer.flush();
+  await releaseAll(out, ok);
+}
+
 Deno.test("LineWriter: the count survives a failed write that carried it, and is said once", async () => {
   const out = stalledSink();
   const writer = new LineWriter({
@@ -194,35 +206,21 @@ Deno.test("LineWriter: the count survives a failed write that carried it, and is
     timeOrigin: () => 0,
   });
   for (let round = 0; round < 5; round++) {
-    for (const line of lines(10, `r${round}-`)) writer.write(line);
-    writer.flush();
-    await releaseAll(out, false);
+    await writeBatch(writer, out, lines(10, `r${round}-`), false);
   }
-  writer.write("after");
-  writer.flush();
-  await releaseAll(out);
+  await writeBatch(writer, out, ["after"]);
   assert.match(out.written.join(""), / log 50 lines dropped: .*\nafter\n$/);
   // Said once: the next drop starts counting from zero.
-  writer.write("lost");
-  writer.flush();
-  await releaseAll(out, false);
-  writer.write("last");
-  writer.flush();
-  await releaseAll(out);
+  await writeBatch(writer, out, ["lost"], false);
+  await writeBatch(writer, out, ["last"]);
   assert.match(out.written.at(-1)!, / log 1 lines dropped: .*\nlast\n$/);
 });
 
 Deno.test("LineWriter: a failed write's bytes are released, so later batches are written", async () => {
   const out = stalledSink();
   const writer = new LineWriter({ sink: out.sink, delayMs: 10_000, maxPendingBytes: 10 });
-  writer.write("fails once");
-  writer.flush();
-  await releaseAll(out, false);
-  for (let i = 0; i < 3; i++) {
-    writer.write(`ok ${i}`);
-    writer.flush();
-    await releaseAll(out);
-  }
+  await writeBatch(writer, out, ["fails once"], false);
+  for (let i = 0; i < 3; i++) await writeBatch(writer, out, [`ok ${i}`]);
   assert.equal(out.written.filter((text) => text.includes("ok ")).length, 3);
 });
 
@@ -235,12 +233,8 @@ Deno.test("LineWriter: a write cut short leaves no half line for the next one to
   out.release(false, 4);
   await tick();
   // The next write fails before writing anything: the half line is still there to end.
-  writer.write('{"lost":true}');
-  writer.flush();
-  await releaseAll(out, false);
-  writer.write('{"b":2}');
-  writer.flush();
-  await releaseAll(out);
+  await writeBatch(writer, out, ['{"lost":true}'], false);
+  await writeBatch(writer, out, ['{"b":2}']);
   const text = out.written.join("");
   const [torn, notice, next] = text.trimEnd().split("\n");
   assert.equal(torn, '{"a"', "the half line written before the failure ends there");
@@ -251,9 +245,7 @@ Deno.test("LineWriter: a write cut short leaves no half line for the next one to
 Deno.test("LineWriter: flush tells whether lines are missing, and how many", async () => {
   const out = stalledSink();
   const writer = new LineWriter({ sink: out.sink, delayMs: 10_000 });
-  writer.write("one");
-  writer.flush();
-  await releaseAll(out, false);
+  await writeBatch(writer, out, ["one"], false);
   writer.write("two");
   writer.write("three");
   assert.equal(await writer.flush(30), false);
@@ -273,9 +265,7 @@ Deno.test("LineWriter: one batch larger than the limit is written when nothing e
   writer.write("and the next waits its turn? no: dropped");
   writer.flush();
   await releaseAll(out);
-  writer.write("end");
-  writer.flush();
-  await releaseAll(out);
+  await writeBatch(writer, out, ["end"]);
   const written = out.written.join("").trimEnd().split("\n");
   assert.equal(written[0], "a line longer than eight bytes");
   assert.equal(JSON.parse(written[1]).dropped, 1);
