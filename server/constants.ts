@@ -12,9 +12,6 @@ export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
 /** The pages as HTML, rendered by the production build (a dot file, never served). */
 export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
 
-/** The server's monitoring bundled by the production build (a dot file, never served). */
-export const MONITORING_BUNDLE = `${BUILD_DIR}/.monitoring.js`;
-
 /** Dev mode's build result, written by the runner and watched by the server. */
 export const DEV_STATUS_FILE = `${BUILD_DIR}/.dev-status.json`;
 

@@ -8,13 +8,7 @@ import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
 import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "./debug_ids.ts";
 import { type Manifest, manifestFromMetafile, readManifest } from "./manifest.ts";
-import {
-  BUILD_DIR,
-  MANIFEST_FILE,
-  MONITORING_BUNDLE,
-  PAGES_FILE,
-  STATIC_DIR,
-} from "../constants.ts";
+import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, STATIC_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
@@ -63,9 +57,9 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
 /** Hash of every build input: unchanged hash, unchanged output. */
 export async function hashInputs(mode: string): Promise<string> {
   const clientFiles = (await listFiles("client")).map((file) => `client/${file}`);
-  // A production build also bundles the server's monitoring, from server/.
+  // A production build also renders the pages, with server/page/.
   const serverFiles = mode === "production"
-    ? (await listFiles("server")).map((file) => `server/${file}`)
+    ? (await listFiles("server/page")).map((file) => `server/page/${file}`)
     : [];
   const files = [...new Set([...BUILD_INPUTS, ...clientFiles, ...serverFiles])].sort();
   const hash = new Hasher();
@@ -145,8 +139,8 @@ class Hasher {
 export async function isUpToDate(mode: string): Promise<boolean> {
   try {
     const manifest = await readManifest();
-    // A production build also rendered the pages and bundled the monitoring.
-    if (mode === "production") await Promise.all([PAGES_FILE, MONITORING_BUNDLE].map(Deno.stat));
+    // A production build also rendered the pages.
+    if (mode === "production") await Deno.stat(PAGES_FILE);
     return manifest.inputHash === await hashInputs(mode);
   } catch {
     return false;

@@ -41,12 +41,12 @@ export function createApp(deps: AppDeps): Handler {
   const failureLog = deps.failureLog ?? defaultFailureLog();
   // A handler's fault is logged and reported, each within its own limit per distinct error.
   // Neither may throw out of here: the answer is the route's own 500 either way.
-  const report: Report = (error, req, ctx) => {
+  const report: Report = (error, req) => {
     try {
       failureLog.failed("request failed:", error);
     } finally {
       try {
-        monitoring.captureError(error, ctx, req);
+        monitoring.captureError(error, req);
       } catch (fault) {
         failureLog.failed("monitoring could not report it:", fault);
       }

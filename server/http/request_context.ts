@@ -1,6 +1,6 @@
 /**
  * What the app knows about one request while it handles it, handed to its own handlers: the
- * request id, the trace monitoring decided on, and how to build the answer complete.
+ * request id and path, and how to build the answer complete.
  *
  * Passed as an argument, not looked up: a WeakMap keyed by the Request held about 30 MB more
  * RSS under load (its entries live until a full collection).
@@ -15,18 +15,15 @@
  */
 import { addSecurityHeaders, HSTS_VALUE, SECURITY_HEADERS } from "./security_headers.ts";
 import { contentLength } from "./content_length.ts";
-import type { RequestTrace } from "../monitoring/request_recorder.ts";
 
 /** A body the app's own handlers answer with. */
 export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
 
-/** One request's id, path and trace; builds its answer and knows its size for the log. */
+/** One request's id and path; builds its answer and knows its size for the log. */
 export class RequestContext {
   readonly requestId: string;
   /** The path the app routed on (request_target.ts), for tracing and the log. */
   readonly path: string;
-  /** The request's trace, set by monitoring when it is on. */
-  trace: RequestTrace | undefined;
   readonly #hsts: boolean;
   #built: Response | undefined;
   #bytes: number | null = null;

@@ -13,7 +13,7 @@ import { describeMissing, firstMissing, runtimePermissions } from "./permissions
 import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
 import { StartupError } from "./startup_error.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
-import { MONITORING_BUNDLE, STATIC_DIR } from "../constants.ts";
+import { STATIC_DIR } from "../constants.ts";
 
 /** A ready-to-serve app and what its entry needs to listen and shut down. */
 export interface ServerApp {
@@ -74,9 +74,9 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined
     ? MONITORING_OFF
-    : (await loadMonitoring(config)).startMonitoring(config, release, {
+    : (await import("../monitoring/sentry.ts")).startMonitoring(config, release, {
       transport: dev?.transport,
-      appRoot: APP_ROOT,
+      sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
   const appFor = ({ manifest, staticIndex, pages }: Build) =>
     createApp({ config, manifest, staticIndex, pages, release, monitoring, fetch: upstreamFetch });
@@ -88,30 +88,6 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
     )
     : appFor(build);
   return { config, release, monitoring, handler };
-}
-
-// Stack frames are made relative to this folder (the bundled module lives elsewhere).
-const APP_ROOT = new URL("../../", import.meta.url).href;
-const MONITORING_BUNDLE_URL = new URL(`../../${MONITORING_BUNDLE}`, import.meta.url).href;
-
-/**
- * The monitoring module: the production build's bundle when there is one (about 8 MB less
- * resident memory, see server/build/monitoring_bundle.ts), else the source. Development always
- * runs the source. A bundle that fails to load is said in one line, and the source is used.
- */
-export async function loadMonitoring(
-  config: Pick<Config, "devMode">,
-): Promise<typeof import("../monitoring/sentry.ts")> {
-  const bundled = !config.devMode &&
-    await Deno.stat(new URL(MONITORING_BUNDLE_URL)).then(() => true, () => false);
-  if (bundled) {
-    try {
-      return await import(MONITORING_BUNDLE_URL);
-    } catch (error) {
-      console.warn(`monitoring: ${MONITORING_BUNDLE} did not load (${error}); using the source`);
-    }
-  }
-  return await import("../monitoring/sentry.ts");
 }
 
 async function loadDevTools(config: Config): Promise<DevTools> {

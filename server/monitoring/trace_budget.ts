@@ -1,3 +1,5 @@
+import { extractTraceparentData } from "@sentry/core";
+
 /**
  * How many incoming "sampled" decisions the server honours: a token bucket, so a client
  * that marks every request as sampled cannot make the server trace (and send) them all.
@@ -34,24 +36,25 @@ export class TokenBucket {
 export const DEFAULT_TRACE_BUDGET = { perSecond: 10, burst: 10 } as const;
 
 /**
- * Who decides that a request is traced: `"own"` (the server's sample rate drew it),
- * `"inherited"` (the incoming trace was sampled and the budget had room), or nobody (`"none"`).
- */
-export type SamplingDecision = "own" | "inherited" | "none";
-
-/**
- * Decide whether to trace a request. An incoming "not sampled" is honoured (it costs
- * nothing); an incoming "sampled" only spends the budget when the server's own draw said no.
+ * The incoming `sentry-trace` header as the SDK is to see it. A "sampled" flag is the parent's
+ * decision, which the SDK follows (keeping the head's sampling context as it is); it is kept
+ * only while the budget has a token. Past it the flag is dropped and the server's own rate
+ * decides, against the trace's own `sample_rand`. Anything else is passed on unchanged: the SDK
+ * treats a malformed header as absent.
  *
  * @example
- * decideSampling(true, false, () => bucket.take(now)); // "inherited" while the bucket lasts
+ * withinBudget("4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1", () => false);
+ * // "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
  */
-export function decideSampling(
-  parentSampled: boolean | undefined,
-  ownDraw: boolean,
+export function withinBudget(
+  sentryTrace: string | undefined,
   takeToken: () => boolean,
-): SamplingDecision {
-  if (parentSampled === false) return "none";
-  if (ownDraw) return "own";
-  return parentSampled === true && takeToken() ? "inherited" : "none";
+): string | undefined {
+  const parent = extractTraceparentData(sentryTrace);
+  if (parent?.parentSampled !== true || parent.traceId === undefined || takeToken()) {
+    return sentryTrace;
+  }
+  return parent.parentSpanId === undefined
+    ? parent.traceId
+    : `${parent.traceId}-${parent.parentSpanId}`;
 }

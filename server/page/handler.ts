@@ -53,7 +53,7 @@ export function createPageHandlers(
     return (_req, _info, ctx) => {
       const nonce = createNonce();
       // Untraced answers (the 404) carry no trace for the browser to continue.
-      const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags(ctx) : "" };
+      const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags() : "" };
       const body = render(parts);
       return ctx.send(body, status, {
         "content-type": "text/html; charset=utf-8",

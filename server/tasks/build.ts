@@ -1,12 +1,10 @@
 /**
  * `deno task build`: build the client for production (server/build/client_build.ts), render
- * its pages to HTML for the server (server/page/render.ts) and bundle the server's monitoring
- * (server/build/monitoring_bundle.ts). With `--if-needed` (what `start`,
+ * its pages to HTML for the server (server/page/render.ts). With `--if-needed` (what `start`,
  * `test` and `bench` run first) it skips a build whose inputs are unchanged since the last one.
  */
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
-import { bundleMonitoring } from "../build/monitoring_bundle.ts";
 import { type RenderedPages, writeRenderedPages } from "../page/rendered_pages.ts";
 
 /**
@@ -31,7 +29,6 @@ if (import.meta.main) {
     } else {
       const manifest = await build("production");
       await writeRenderedPages(await renderForProduction());
-      await bundleMonitoring();
       const ms = Math.round(performance.now() - started);
       console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
     }

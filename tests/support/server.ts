@@ -36,7 +36,7 @@ let buildChecked: Promise<void> | undefined;
 
 /**
  * Throw unless static/build was built from the sources as they are now. The server runs what the
- * build made (the pages, the monitoring bundle), so after an edit a test run without a build
+ * build made (the pages), so after an edit a test run without a build
  * would test the old code. `deno task test` builds first; `deno test FILE` does not.
  */
 export function assertBuildCurrent(): Promise<void> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decideSampling, TokenBucket } from "../../../server/monitoring/trace_budget.ts";
+import { TokenBucket, withinBudget } from "../../../server/monitoring/trace_budget.ts";
 
 Deno.test("TokenBucket: starts full, then refills at its rate and never beyond its burst", () => {
   const bucket = new TokenBucket({ perSecond: 10, burst: 10 }, 0);
@@ -36,14 +36,15 @@ Deno.test("TokenBucket: a zero budget never honours anything", () => {
   assert.equal(bucket.take(1e12), false);
 });
 
-Deno.test("decideSampling: the server's draw decides; a sampled parent spends the budget only when it said no", () => {
+Deno.test("withinBudget: a sampled parent keeps its flag only while the budget lasts", () => {
+  const id = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
   let tokens = 1;
   const take = () => tokens-- > 0;
-  assert.equal(decideSampling(undefined, true, take), "own");
-  assert.equal(decideSampling(undefined, false, take), "none");
-  assert.equal(decideSampling(false, true, take), "none", "a parent's 'no' is honoured");
-  assert.equal(decideSampling(true, true, take), "own");
-  assert.equal(tokens, 1, "no token spent so far");
-  assert.equal(decideSampling(true, false, take), "inherited");
-  assert.equal(decideSampling(true, false, take), "none", "budget spent");
+  assert.equal(withinBudget(undefined, take), undefined);
+  assert.equal(withinBudget(`${id}-0`, take), `${id}-0`, "a parent's 'no' costs nothing");
+  assert.equal(withinBudget(id, take), id, "no decision: the server's rate");
+  assert.equal(tokens, 1);
+  assert.equal(withinBudget(`${id}-1`, take), `${id}-1`, "a parent's 'yes' within the budget");
+  assert.equal(withinBudget(` ${id}-1\t`, take), id, "budget spent: the flag is dropped");
+  assert.equal(withinBudget("garbage-1", take), "garbage-1", "malformed: the SDK ignores it");
 });
