@@ -1,7 +1,6 @@
 /**
  * The client's request body as the tunnel reads it: one transfer per request, with a size cap,
- * a way to stop that never leaves memory behind, and a deadline kept by the handler
- * (deadlines.ts).
+ * a way to stop that never leaves memory behind, and a deadline kept by the handler.
  *
  * The one rule that matters for memory: a read still pending on a Deno request body is never
  * cancelled. Cancelling it (reader.cancel() while the client stalls) leaves Deno's read op and
@@ -13,8 +12,7 @@
  * (a BYOB read) rather than a fresh 64 KiB buffer per read: a stalled or abandoned upload then
  * leaves 16 KiB of garbage, not 128 KiB, which V8 is slow to collect (it is outside its heap).
  */
-import { AbortSwitch } from "./abort_switch.ts";
-import { GrowableBytes } from "./growable_bytes.ts";
+import type { GrowableBytes } from "./growable_bytes.ts";
 
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
@@ -31,8 +29,8 @@ export interface BodyReader {
 /** One request's body transfer; `cause` is set once when it is cut short. */
 export interface Transfer {
   readonly reader: BodyReader;
-  /** Stops the upstream request (see abort_switch.ts). */
-  readonly upstream: AbortSwitch;
+  /** Stops the upstream request. */
+  readonly upstream: AbortController;
   readonly declaredBytes: number | null;
   readonly maxBytes: number;
   received: number;
@@ -88,7 +86,7 @@ export function startTransfer(
 ): Transfer {
   return {
     reader: bodyReader(req, declaredBytes),
-    upstream: new AbortSwitch(),
+    upstream: new AbortController(),
     declaredBytes,
     maxBytes,
     received: 0,
@@ -125,14 +123,10 @@ export function releaseBody(t: Transfer): void {
  * A `borrow`ed chunk may sit in the transfer's scratch buffer ({@link isBorrowed}): it is only
  * valid until the next read, so the caller copies what it keeps.
  */
-export async function readChunk(
-  t: Transfer,
-  borrow = false,
-  size = SCRATCH_BYTES,
-): Promise<Bytes | undefined> {
+export async function readChunk(t: Transfer, borrow = false): Promise<Bytes | undefined> {
   if (t.cause !== undefined) throw new TransferStopped();
   let result: ReadableStreamReadResult<Bytes>;
-  if (borrow && !t.whole && (t.scratch?.byteLength ?? 0) < size) t.scratch = new Uint8Array(size);
+  if (borrow && !t.whole && t.scratch === undefined) t.scratch = new Uint8Array(SCRATCH_BYTES);
   // A whole-body reader ignores the view: no buffer for it (16 KiB per small envelope).
   const view = t.whole ? NO_VIEW : borrow ? t.scratch! : new Uint8Array(STREAM_READ_BYTES);
   const read = t.reader.read(view);
@@ -186,7 +180,6 @@ export function isBorrowed(t: Transfer, chunk: Bytes): boolean {
 export async function collectSmallBody(
   t: Transfer,
   read: GrowableBytes,
-  reuseBuffer = false,
 ): Promise<Bytes | ReadableStream<Bytes>> {
   const expectSmall = (t.declaredBytes ?? 0) <= SMALL_BODY_BYTES;
   while (!t.done && expectSmall && t.received <= SMALL_BODY_BYTES) {
@@ -194,21 +187,15 @@ export async function collectSmallBody(
     if (chunk !== undefined) read.append(chunk, isBorrowed(t, chunk));
   }
   if (t.done) return read.bytes();
-  return replayThenStream(t, read.bytes(), reuseBuffer);
+  return replayThenStream(t, read.bytes());
 }
 
-/**
- * With `reuseBuffer`, every chunk after the first is a view on one buffer per transfer, which
- * the next pull overwrites: only for a consumer that is done with a chunk before it pulls the
- * next (the tunnel's own ingest client), never for `fetch`, which may queue chunks.
- */
-function replayThenStream(t: Transfer, first: Bytes, reuseBuffer: boolean): ReadableStream<Bytes> {
+/** Every chunk is a fresh buffer: fetch may still hold one when it pulls the next. */
+function replayThenStream(t: Transfer, first: Bytes): ReadableStream<Bytes> {
   let replay: Bytes | undefined = first;
   return new ReadableStream<Bytes>({
     async pull(controller) {
-      // One buffer per transfer instead of a fresh 64 KiB one per read: that garbage lives
-      // outside V8's heap, which is slow to free it (~40 MB of peak RSS, 200 x 1 MiB uploads).
-      const chunk = replay ?? await readChunk(t, reuseBuffer, STREAM_READ_BYTES);
+      const chunk = replay ?? await readChunk(t);
       replay = undefined;
       if (chunk === undefined) controller.close();
       else controller.enqueue(chunk);

@@ -13,10 +13,7 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
 import { GrowableBytes } from "./growable_bytes.ts";
 import { BodySlots } from "./body_slots.ts";
-import { createIngestClient, ingestClientOf } from "./ingest_client.ts";
-import { NotPipelined } from "./envelope_pipeline.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
-import { createDeadlines } from "./deadlines.ts";
 import {
   collectSmallBody,
   hasBody,
@@ -39,15 +36,17 @@ import {
   precheck,
   rateLimited,
   type Rejection,
-  type Relay,
-  relayFor,
   stoppedRejection,
   upstreamHeaders,
 } from "./policy.ts";
+import { postEnvelope, relayResponse, type Send } from "./upstream.ts";
 import { contentLength } from "../http/content_length.ts";
 import { requestHeaders } from "../http/request_headers.ts";
 import type { RequestContext } from "../http/request_context.ts";
-import { headerValue, type ParsedResponse } from "./http1_response.ts";
+
+// Taken when this module is evaluated, before monitoring may wrap `globalThis.fetch` to record
+// breadcrumbs: envelopes the tunnel forwards are not the app's own requests.
+const platformFetch = globalThis.fetch;
 
 /** What the tunnel needs to know; the router builds it from the app's `Config`. */
 export interface TunnelOptions {
@@ -61,8 +60,8 @@ export interface TunnelOptions {
   readonly trustProxy: boolean;
   /** Envelopes per client address per minute; 0 or absent: no limit. */
   readonly rateLimit?: number;
-  /** Upstream fetch; tests and wrappers may pass their own. By default the tunnel's own
-   * keep-alive HTTP/1.1 client (see ingest_client.ts), about half the CPU of `fetch`. */
+  /** Upstream fetch; tests and the dev inbox pass their own. By default the platform's fetch
+   * as it was when this module loaded (it honours HTTP(S)_PROXY, NO_PROXY and DENO_CERT). */
   readonly fetch?: typeof fetch;
   /** Large bodies (over 64 KiB, or chunked) read and forwarded at once; the rest wait. */
   readonly maxLargeBodies?: number;
@@ -80,19 +79,10 @@ export type TunnelHandler = (
   ctx?: Pick<RequestContext, "send" | "requestId">,
 ) => Promise<Response>;
 
-/** Builds an answer: the request context's `send`, or a plain Response outside the app. */
-type Send = (
-  body: Bytes | null,
-  status: number,
-  headers: Readonly<Record<string, string>>,
-) => Response;
-
 const plainSend: Send = (body, status, headers) => new Response(body, { status, headers });
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
-// The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
-const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
 // A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
 // stops bodies of empty deflate blocks that never produce a line.
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
@@ -124,18 +114,11 @@ interface Head {
  * Deno.serve((req, info) => tunnel(req, info));
  */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
-  const upstreamFetch = options.fetch ??
-    createIngestClient({ maxResponseBytes: MAX_UPSTREAM_RESPONSE_BYTES }).fetch;
-  const client = ingestClientOf(upstreamFetch);
-  const ownClient = client !== undefined;
+  const upstreamFetch = options.fetch ?? platformFetch;
   // Built once: every envelope for a DSN goes to the same URL.
   const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const log = options.log;
-  const deadlines = createDeadlines<Transfer>(
-    options.timeoutMs,
-    (t) => stopTransfer(t, "timeout"),
-  );
   const limiter: RateLimiter | undefined = options.rateLimit
     ? createRateLimiter({ limit: options.rateLimit })
     : undefined;
@@ -162,39 +145,16 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (!header.ok) return { status: 400, reason: header.reason };
     const dsn = findAllowedDsn(header.dsn, options.allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    const body = await collectSmallBody(t, head.read, ownClient);
+    const body = await collectSmallBody(t, head.read);
     t.forwarding = true;
     const url = envelopeUrls.get(dsn)!;
-    // Envelopes read whole go out pipelined with the tunnel's own client. Never resent: a
-    // browser's envelope may carry items without an event id (sessions), so a connection that
-    // broke before the answer gives 502.
-    const pipeline = body instanceof Uint8Array
-      ? client?.pipeline(url, { resend: false, timeoutMs: options.timeoutMs })
-      : undefined;
-    const oneRequest = () =>
-      upstreamFetch(url, {
-        method: "POST",
-        headers,
-        body,
-        redirect: "manual",
-        signal: t.upstream.signal,
-        duplex: "half",
-      } as RequestInit);
-    let upstream: Response | ParsedResponse;
+    let upstream: Response;
     try {
-      upstream = pipeline?.pipelining
-        ? await pipeline.send(body as Bytes, headers, t.upstream).catch((error) => {
-          // Never written: it goes on its own. Written and unanswered: 502, as for any break.
-          if (error instanceof NotPipelined && !error.written) return oneRequest();
-          throw error;
-        })
-        : await oneRequest();
+      upstream = await postEnvelope(upstreamFetch, url, body, headers, t.upstream.signal);
     } catch (error) {
       return upstreamFailure(t, error);
     }
-    const outcome = upstream instanceof Response
-      ? await relayResponse(upstream, send).catch((error) => upstreamFailure(t, error))
-      : relayParsed(upstream, send);
+    const outcome = await relayResponse(upstream, send).catch((error) => upstreamFailure(t, error));
     t.answered = true;
     return outcome;
   }
@@ -215,7 +175,9 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     }
     const upstream = upstreamHeaders(headers, clientIp);
     const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
-    const deadline = deadlines.add(t);
+    // One timer per envelope, cleared when it ends. Not AbortSignal.timeout: its timer (about
+    // 1 KB) outlives the exchange until it fires, 30 s of them under load.
+    const deadline = setTimeout(stopTransfer, options.timeoutMs, t, "timeout");
     let slot = false;
     try {
       if (isLargeBody(declaredBytes)) {
@@ -238,7 +200,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
       return reject(ctx?.requestId, rejection, t.declaredBytes ?? t.received, send);
     } finally {
-      deadlines.remove(deadline);
+      clearTimeout(deadline);
       if (slot) slots.release();
       // The exchange is over. A read still pending (the ingest answered before taking the
       // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
@@ -265,11 +227,12 @@ function overLimit(
 }
 
 /**
- * A failed upstream fetch: stopped by the tunnel itself (timeout, client gone), a network
- * error (fetch rejects with TypeError), or a bug, which is rethrown.
+ * A failed upstream fetch: stopped by the tunnel itself (timeout, client gone, body too large),
+ * a network error (fetch rejects with TypeError), or a bug, which is rethrown. A body stream
+ * the upstream side gave up on ("abandoned") is the ingest's failure, not the client's.
  */
 function upstreamFailure(t: Transfer, error: unknown): Rejection {
-  if (t.cause !== undefined) throw new TransferStopped();
+  if (t.cause !== undefined && t.cause !== "abandoned") throw new TransferStopped();
   if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
   throw error;
 }
@@ -316,69 +279,6 @@ async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | 
     }
   } finally {
     decoder.dispose();
-  }
-}
-
-/** What the browser gets from the ingest's answer; see `relayFor`. */
-async function relayResponse(upstream: Response, send: Send): Promise<Response | Rejection> {
-  if (upstream.type === "opaqueredirect" || isRedirect(upstream.status)) {
-    await upstream.body?.cancel();
-    return REDIRECTED;
-  }
-  const relay = relayFor(upstream.status, upstream.headers);
-  if (!relay.passBody || isNullBody(upstream.status)) {
-    await upstream.body?.cancel();
-    return relayText(relay, send);
-  }
-  const body = await readSmallBody(upstream, MAX_UPSTREAM_RESPONSE_BYTES);
-  if (body === undefined) return TOO_LARGE;
-  return send(body, relay.status, relay.headers);
-}
-
-/** The same for an answer read off a pipelined connection: no Response in between. */
-function relayParsed(upstream: ParsedResponse, send: Send): Response | Rejection {
-  if (isRedirect(upstream.status)) return REDIRECTED;
-  const get = (name: string) => headerValue(upstream.headers, name);
-  const encoding = get("content-encoding");
-  // We asked for no coding and decode none: a coded body cannot be relayed.
-  if (encoding !== null && encoding.toLowerCase() !== "identity") {
-    return { status: 502, reason: "ingest unreachable" };
-  }
-  const relay = relayFor(upstream.status, { get });
-  if (!relay.passBody || isNullBody(upstream.status)) return relayText(relay, send);
-  if (upstream.body.byteLength > MAX_UPSTREAM_RESPONSE_BYTES) return TOO_LARGE;
-  return send(upstream.body, relay.status, relay.headers);
-}
-
-const REDIRECTED: Rejection = { status: 502, reason: "ingest answered with a redirect" };
-const TOO_LARGE: Rejection = { status: 502, reason: "ingest response too large" };
-const isRedirect = (status: number) => status >= 300 && status < 400;
-const isNullBody = (status: number) => status === 204 || status === 205;
-
-function relayText(relay: Relay, send: Send): Response {
-  const body = isNullBody(relay.status) ? null : encoder.encode(relay.text);
-  return send(body, relay.status, relay.headers);
-}
-
-/** Read a response body of at most `maxBytes`; undefined (and the rest cancelled) if larger. */
-async function readSmallBody(response: Response, maxBytes: number): Promise<Bytes | undefined> {
-  // A declared length bounds the body, unless fetch is decompressing it on the way in. Checked
-  // before `response.body` is touched: that getter builds a stream arrayBuffer() must then drain.
-  const declared = contentLength(response.headers);
-  if (declared !== null && declared <= maxBytes && !response.headers.has("content-encoding")) {
-    return new Uint8Array(await response.arrayBuffer());
-  }
-  if (response.body === null) return new Uint8Array();
-  const reader = response.body.getReader();
-  const read = new GrowableBytes();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return read.bytes();
-    if (read.length + value.byteLength > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    read.append(value);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Helpers for the tunnel handler's tests: a tunnel on loopback with its own ingest client,
+ * Helpers for the tunnel handler's tests: a tunnel on loopback forwarding with fetch,
  * envelopes to send it, ways to upload them (whole, chunked, raw over TCP) and to judge the answer.
  */
 import { exchangeRaw } from "./raw_exchange.ts";
@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/tunnel/dsn.ts";
 import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
 import type { TunnelRecord } from "../../server/tunnel/log.ts";
-import { createIngestClient } from "../../server/tunnel/ingest_client.ts";
 
 /** One mebibyte, the unit of every body size in the tunnel tests. */
 export const MiB = 1024 * 1024;
@@ -37,14 +36,11 @@ export function startTunnel(
   options: Partial<TunnelOptions> = {},
 ): Tunnel {
   const logs: LogLine[] = [];
-  // The tunnel's own client, as in production, closed with the tunnel so no socket outlives it.
-  const client = createIngestClient({ maxResponseBytes: 64 * 1024 });
   const handler = createTunnelHandler({
     allowedDsns: allowed.map(mustParse),
     maxBodyBytes: 8 * MiB,
     timeoutMs: 10_000,
     trustProxy: false,
-    fetch: client.fetch,
     log: (fields) => logs.push(fields),
     ...options,
   });
@@ -53,10 +49,7 @@ export function startTunnel(
     url: `http://127.0.0.1:${server.addr.port}/monitoring`,
     port: server.addr.port,
     logs,
-    [Symbol.asyncDispose]: async () => {
-      await server.shutdown();
-      client.close();
-    },
+    [Symbol.asyncDispose]: () => server.shutdown(),
   };
 }
 

@@ -158,3 +158,24 @@ test("a redirect from the ingest is not followed: 502", async () => {
   assert.equal(elsewhere.started, 0);
   assert.equal(tunnel.logs.length, 2);
 });
+
+test("a streamed upload whose ingest breaks off mid-body is a 502, not the client's fault", async () => {
+  // The ingest takes the request head and a little of the body, then closes with the rest
+  // unread (a reset), as a crashing ingest or a proxy in front of it does.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const broke = (async () => {
+    const conn = await listener.accept();
+    await conn.read(new Uint8Array(64 * 1024));
+    conn.close();
+  })();
+  const dsn = `http://public@127.0.0.1:${listener.addr.port}/1`;
+  try {
+    await using tunnel = startTunnel([dsn]);
+    const answer = await post(tunnel.url, chunkedStream(buildEnvelope(dsn, randomBytes(MiB))));
+    assertOneLineReason(answer, 502, /unreachable/);
+    assert.deepEqual(tunnel.logs.map((l) => l.status), [502]);
+  } finally {
+    await broke;
+    listener.close();
+  }
+});
