@@ -69,7 +69,7 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   const release = config.sentryRelease ?? build.manifest.buildId;
   const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
-  // Without dev tools the tunnel uses its own HTTP/1.1 client, which monitoring never wraps.
+  // Without dev tools the tunnel uses the platform's fetch as it was when the tunnel loaded.
   const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : undefined;
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined
