@@ -1,32 +1,27 @@
 /**
  * In-process CPU cost of the tunnel per 2 KB envelope: N envelopes, 64 at a time, straight
  * through the tunnel's handler (no HTTP server in front) to the benchmark's fake ingest in its
- * own process. `client` is the tunnel's own HTTP/1.1 client (the default), `fetch` Deno's.
- * Counts this process's CPU time only, so it is steadier than wrk on a shared machine.
+ * own process, with the platform's fetch. Counts this process's CPU time only, so it is steadier than wrk on a shared machine.
  *
  *   deno run --allow-net=127.0.0.1 --allow-read --allow-env --allow-run \
- *     tests/bench/tunnel_cpu_loop.ts [N] [client|fetch]
+ *     tests/bench/tunnel_cpu_loop.ts [N]
  */
 import process from "node:process";
 import { parseDsn } from "../../server/tunnel/dsn.ts";
 import { createTunnelHandler } from "../../server/tunnel/handler.ts";
-import { createIngestClient } from "../../server/tunnel/ingest_client.ts";
 import { errorEnvelope } from "./envelopes.ts";
 import { startScript } from "./processes.ts";
 
 const n = Number(Deno.args[0] ?? 20_000);
-const mode = Deno.args[1] ?? "client";
 const ingest = await startScript("ingest.ts", ["--allow-net=127.0.0.1"], [], undefined);
 try {
   const dsn = `http://public@${new URL(ingest.url).host}/1`;
   const envelope = errorEnvelope(dsn);
-  const client = createIngestClient();
   const tunnel = createTunnelHandler({
     allowedDsns: [parseDsn(dsn)!],
     maxBodyBytes: 1024 * 1024,
     timeoutMs: 10_000,
     trustProxy: false,
-    fetch: mode === "fetch" ? fetch : client.fetch,
     log: (record) => console.error(JSON.stringify(record)),
   });
   const info = {
@@ -60,15 +55,12 @@ try {
   const used = process.cpuUsage(before);
   const stats = await (await fetch(`${ingest.url}/stats`)).json();
   console.log(JSON.stringify({
-    mode,
     n,
     cpuUsPerEnvelope: +((used.user + used.system) / n).toFixed(1),
     wallUsPerEnvelope: +((performance.now() - started) * 1000 / n).toFixed(1),
     delivered: stats.complete,
     rssMB: +(Deno.memoryUsage().rss / 1e6).toFixed(1),
-    connections: mode === "fetch" ? undefined : client.stats,
   }));
-  client.close();
 } finally {
   await ingest.stop();
 }
