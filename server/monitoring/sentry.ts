@@ -26,6 +26,9 @@ import type { Monitoring } from "./monitoring.ts";
 
 export type { Monitoring };
 
+/** How often what the SDK dropped is reported to Sentry, as @sentry/node does. */
+const CLIENT_REPORT_INTERVAL_MS = 60_000;
+
 /** Longest string value (an exception's message, for one) an event carries. */
 export const MAX_VALUE_LENGTH = 8 * 1024;
 
@@ -68,7 +71,7 @@ export function startMonitoring(
   const takeToken = () => budget.take(now());
   const app = options.sentryOptions ?? {};
   const root = new URL(options.appRoot ?? new URL("../../", import.meta.url).href).pathname;
-  Sentry.init({
+  const client = Sentry.init({
     ...app,
     dsn: config.sentryDsn,
     environment: config.sentryEnvironment,
@@ -82,6 +85,8 @@ export function startMonitoring(
     // A message can carry a client's input of any length (`new URL(input)` quotes it whole);
     // unset, the SDK sends it all (a 5 MB message made a 5 MB event).
     maxValueLength: MAX_VALUE_LENGTH,
+    // Count what the SDK drops, to send in client reports (see sendClientReport).
+    sendClientReports: app.sendClientReports ?? true,
     // The SDK's defaults, less what this server never runs: the `Deno.serve` wrapper (requests
     // are wrapped below, cheaper and without re-chunking every answer), database and framework
     // instrumentations, and context lines (frames are rewritten to app:///, see below).
@@ -103,6 +108,13 @@ export function startMonitoring(
       ...(Array.isArray(app.integrations) ? app.integrations : []),
     ],
   });
+
+  // What the SDK dropped (a full send buffer, a rate limit, a filter) is counted by its client
+  // but sent only when a client report is flushed, which @sentry/deno's client never does
+  // (Node's does every minute and at exit): so the same here, and at every flush.
+  const sendClientReport = () =>
+    (client as unknown as { _flushOutcomes?: () => void } | undefined)?._flushOutcomes?.();
+  Deno.unrefTimer(setInterval(sendClientReport, CLIENT_REPORT_INTERVAL_MS));
 
   const throttle = new ErrorThrottle(options.errorLimit, now());
   const log = options.log ?? ((line: string) => console.warn(line));
@@ -197,6 +209,7 @@ export function startMonitoring(
     },
     flush: (timeoutMs) => {
       logSuppressed(true);
+      sendClientReport();
       return Sentry.flush(timeoutMs);
     },
   };

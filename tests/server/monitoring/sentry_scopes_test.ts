@@ -1,0 +1,293 @@
+/**
+ * Server monitoring as a Sentry user relies on it, over real sockets against a fake ingest: app
+ * code calling `@sentry/deno` in its handlers, many requests at once. In-process, since app code
+ * and the server share the SDK; each test calls `Sentry.init` anew (startMonitoring).
+ */
+import assert from "node:assert/strict";
+import * as Sentry from "@sentry/deno";
+import type { Event } from "@sentry/core";
+import { createApp } from "../../../server/http/app.ts";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
+import { readManifest } from "../../../server/build/manifest.ts";
+import { readRenderedPages } from "../../../server/page/rendered_pages.ts";
+import { type MonitoringOptions, startMonitoring } from "../../../server/monitoring/sentry.ts";
+import { indexStaticFiles } from "../../../server/http/static_files.ts";
+import { FailureLog } from "../../../server/http/failure_log.ts";
+import type { ApiRoutes } from "../../../server/api/router.ts";
+import { type FakeIngest, startFakeIngest } from "../../support/fake_ingest.ts";
+
+const manifest = await readManifest();
+const pages = await readRenderedPages();
+const staticIndex = await indexStaticFiles("static", { serveSourceMaps: false });
+
+/** The app with monitoring on and `apiRoutes`, listening on 127.0.0.1; stopped on dispose. */
+function startApp(
+  ingest: FakeIngest,
+  apiRoutes: ApiRoutes,
+  env: Record<string, string> = {},
+  options: MonitoringOptions = {},
+) {
+  const config = loadConfig({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+    SENTRY_ENVIRONMENT: "server-env",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    ...env,
+  });
+  const monitoring = startMonitoring(config, "r1", options);
+  const app = createApp({
+    config,
+    manifest,
+    pages,
+    staticIndex,
+    release: "r1",
+    monitoring,
+    apiRoutes,
+    logLine: () => {},
+    failureLog: new FailureLog({ write: () => {} }),
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    url,
+    /** Stop listening and send everything the SDK holds. */
+    async stop() {
+      await server.shutdown();
+      assert.equal(await monitoring.flush(5_000), true, "flushed in time");
+    },
+    async [Symbol.asyncDispose]() {
+      await server.shutdown().catch(() => {});
+      await Sentry.close(1_000);
+    },
+  };
+}
+
+async function items(ingest: FakeIngest, type: string): Promise<Event[]> {
+  const found: Event[] = [];
+  for (const [, list] of await ingest.envelopes()) {
+    for (const [header, payload] of list) if (header.type === type) found.push(payload as Event);
+  }
+  return found;
+}
+
+async function get(url: string, headers: HeadersInit = {}): Promise<Response> {
+  const res = await fetch(url, { headers });
+  await res.body?.cancel();
+  return res;
+}
+
+Deno.test("40 concurrent requests: each error carries only its own tag and user; a later request none", async () => {
+  await using ingest = startFakeIngest();
+  await using app = startApp(ingest, {
+    "/api/who": {
+      GET: async (req) => {
+        const n = new URL(req.url).searchParams.get("n");
+        if (n !== null) {
+          Sentry.setTag("n", n);
+          Sentry.setUser({ id: `user-${n}` });
+          Sentry.setContext("order", { n });
+        }
+        // Let the other requests interleave between setting and capturing.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        Sentry.captureException(new Error(`error ${n ?? "none"}`));
+        return Response.json({ ok: true });
+      },
+    },
+  }, { SENTRY_TRACES_SAMPLE_RATE: "0" });
+  await Promise.all(
+    Array.from({ length: 40 }, (_, n) => get(`${app.url}/api/who?n=${n}`)),
+  );
+  await get(`${app.url}/api/who`);
+  await app.stop();
+  const events = await items(ingest, "event");
+  assert.equal(events.length, 41);
+  for (const event of events) {
+    const n = /^error (\d+|none)$/.exec(event.exception?.values?.[0]?.value ?? "")?.[1];
+    assert.ok(n !== undefined);
+    if (n === "none") {
+      assert.equal(event.tags?.n, undefined, "a request that set nothing carries nothing");
+      assert.equal(event.user, undefined);
+      assert.equal(event.contexts?.order, undefined);
+    } else {
+      assert.equal(event.tags?.n, n);
+      assert.deepEqual(event.user, { id: `user-${n}` });
+      assert.deepEqual(event.contexts?.order, { n });
+    }
+  }
+});
+
+Deno.test("10 concurrent requests each with a child span: 10 transactions, each with its own child", async () => {
+  await using ingest = startFakeIngest();
+  await using app = startApp(ingest, {
+    "/api/work": {
+      GET: (req) => {
+        const n = new URL(req.url).searchParams.get("n");
+        return Sentry.startSpan({ name: `work ${n}`, op: "function" }, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          return Response.json({ n });
+        });
+      },
+    },
+  });
+  await Promise.all(Array.from({ length: 10 }, (_, n) => get(`${app.url}/api/work?n=${n}`)));
+  await app.stop();
+  const transactions = await items(ingest, "transaction");
+  assert.equal(transactions.length, 10, "no stray root transactions");
+  const seen = new Set<string>();
+  for (const t of transactions) {
+    assert.equal(t.transaction, "GET /api/work");
+    const trace = t.contexts?.trace;
+    assert.equal(t.spans?.length, 1, JSON.stringify(t.spans));
+    const [child] = t.spans!;
+    assert.equal(child.parent_span_id, trace?.span_id, "the child's parent is the request span");
+    assert.equal(child.trace_id, trace?.trace_id);
+    assert.match(child.description ?? "", /^work \d$/);
+    seen.add(child.description!);
+    // What the SDK's Deno contexts and the request give every transaction.
+    assert.equal(t.contexts?.runtime?.name, "deno");
+    assert.ok(t.contexts?.os?.name);
+    assert.equal(trace?.data?.["http.request.method"], "GET");
+    assert.equal(trace?.data?.["http.response.status_code"], 200);
+    assert.equal(trace?.data?.["url.full"], `${app.url}/api/work`, "no query string");
+    assert.equal(trace?.data?.["server.address"], "127.0.0.1");
+  }
+  assert.equal(seen.size, 10, "each request its own child");
+  assert.equal(new Set(transactions.map((t) => t.contexts?.trace?.trace_id)).size, 10);
+});
+
+Deno.test("an error in a handler carries the request's trace and URL; getTraceData continues the trace", async () => {
+  await using ingest = startFakeIngest();
+  await using app = startApp(ingest, {
+    "/api/trace": {
+      GET: () => {
+        Sentry.captureException(new Error("captured in a handler"));
+        return Response.json(Sentry.getTraceData());
+      },
+    },
+  }, { SENTRY_TRACES_SAMPLE_RATE: "0" });
+  const incoming = "0123456789abcdef0123456789abcdef";
+  const continued = await fetch(`${app.url}/api/trace?secret=1`, {
+    headers: { "sentry-trace": `${incoming}-0123456789abcdef-0` },
+  }).then((r) => r.json());
+  assert.match(continued["sentry-trace"], new RegExp(`^${incoming}-[0-9a-f]{16}-0$`));
+  const fresh = await Promise.all(
+    [1, 2].map(() => fetch(`${app.url}/api/trace`).then((r) => r.json())),
+  );
+  const freshIds = fresh.map((d) => d["sentry-trace"].slice(0, 32));
+  assert.notEqual(freshIds[0], freshIds[1], "two fresh requests, two traces");
+  assert.ok(!freshIds.includes(incoming));
+  await app.stop();
+  const events = await items(ingest, "event");
+  assert.equal(events.length, 3);
+  const first = events.find((e) => e.contexts?.trace?.trace_id === incoming);
+  assert.ok(first, "the continued request's error is in its trace");
+  assert.equal(first.request?.url, `${app.url}/api/trace`, "its URL, without the query");
+  assert.equal(first.request?.method, "GET");
+  assert.equal(first.request?.headers?.cookie, undefined);
+  assert.deepEqual(
+    new Set(events.map((e) => e.contexts?.trace?.trace_id)),
+    new Set([incoming, ...freshIds]),
+  );
+});
+
+Deno.test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sample_rate unless its parent decided", async () => {
+  await using ingest = startFakeIngest();
+  await using app = startApp(ingest, { "/api/x": { GET: () => new Response("x") } }, {
+    SENTRY_TRACES_SAMPLE_RATE: "0.1",
+  });
+  // 100 fresh requests, and 10 that continue a browser's trace with its sampling context.
+  await Promise.all(Array.from({ length: 100 }, () => get(`${app.url}/api/x`)));
+  const heads = Array.from({ length: 10 }, (_, i) => ({
+    trace: `${i.toString(16).padStart(2, "0")}${"b".repeat(30)}`,
+    rand: (0.05 + i * 0.09).toFixed(2),
+  }));
+  for (const { trace, rand } of heads) {
+    await get(`${app.url}/api/x`, {
+      "sentry-trace": `${trace}-0123456789abcdef-${Number(rand) < 0.5 ? 1 : 0}`,
+      baggage: `sentry-trace_id=${trace},sentry-environment=browser-env,sentry-sample_rate=0.5,` +
+        `sentry-sample_rand=${rand},sentry-sampled=${Number(rand) < 0.5},sentry-public_key=key`,
+    });
+  }
+  await app.stop();
+  const envelopes = (await ingest.envelopes()).filter(([, list]) =>
+    list[0][0].type === "transaction"
+  );
+  assert.ok(envelopes.length > 5, `${envelopes.length} transactions`);
+  for (const [header] of envelopes) {
+    const trace = header.trace as Record<string, string>;
+    const head = heads.find((h) => h.trace === trace.trace_id);
+    if (head) {
+      // The browser's context, passed on unchanged.
+      assert.equal(trace.sample_rand, head.rand);
+      assert.equal(trace.environment, "browser-env");
+      assert.equal(trace.sample_rate, "0.5");
+      assert.equal(trace.sampled, "true");
+    } else {
+      assert.equal(trace.environment, "server-env");
+      assert.equal(trace.sampled, "true");
+      assert.ok(Number(trace.sample_rand) < Number(trace.sample_rate), JSON.stringify(trace));
+    }
+  }
+  // Exactly the heads that decided "sampled" were continued as sampled.
+  const continued = envelopes.map(([h]) => (h.trace as Record<string, string>).trace_id)
+    .filter((id) => heads.some((h) => h.trace === id));
+  assert.deepEqual(continued.sort(), heads.filter((h) => Number(h.rand) < 0.5).map((h) => h.trace));
+});
+
+Deno.test("the app's beforeSendTransaction and ignoreTransactions take effect", async () => {
+  await using ingest = startFakeIngest();
+  await using app = startApp(
+    ingest,
+    {
+      "/api/kept": { GET: () => new Response("kept") },
+      "/api/ping": { GET: () => new Response("pong") },
+    },
+    {},
+    {
+      sentryOptions: {
+        ignoreTransactions: ["GET /api/ping"],
+        beforeSendTransaction: (event) => ({ ...event, tags: { ...event.tags, team: "checkout" } }),
+      },
+    },
+  );
+  await get(`${app.url}/api/kept`);
+  await get(`${app.url}/api/ping`);
+  await app.stop();
+  const transactions = await items(ingest, "transaction");
+  assert.deepEqual(transactions.map((t) => t.transaction), ["GET /api/kept"]);
+  assert.equal(transactions[0].tags?.team, "checkout");
+});
+
+Deno.test("under load at rate 1 an error still arrives, and dropped transactions are counted", async () => {
+  await using ingest = startFakeIngest({ delayMs: 200 });
+  await using app = startApp(ingest, {
+    "/api/x": { GET: () => new Response("x") },
+    "/api/fail": {
+      GET: () => {
+        Sentry.captureException(new Error("during the load"));
+        return new Response("failed");
+      },
+    },
+  });
+  // More transactions than one send buffer holds (64) while the ingest is slow to answer.
+  await Promise.all(Array.from({ length: 150 }, () => get(`${app.url}/api/x`)));
+  await get(`${app.url}/api/fail`);
+  await app.stop();
+  const errors = await items(ingest, "event");
+  assert.equal(errors.length, 1, "the error was not crowded out");
+  // What the transport dropped is reported as the SDK does, in a client report (sent by the
+  // flush above).
+  const reports = await items(ingest, "client_report");
+  const dropped = reports.flatMap((r) =>
+    (r as unknown as { discarded_events: { reason: string; category: string; quantity: number }[] })
+      .discarded_events
+  ).filter((d) => d.reason === "queue_overflow" && d.category === "transaction").reduce(
+    (sum, d) => sum + d.quantity,
+    0,
+  );
+  const sent = (await items(ingest, "transaction")).length;
+  // 151 requests, each a transaction: every one was either sent or counted.
+  assert.ok(sent < 151, `${sent} sent`);
+  assert.equal(dropped, 151 - sent, `${dropped} dropped, ${sent} sent`);
+});
