@@ -21,10 +21,10 @@ const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
 /**
  * POST an envelope to the ingest, never following a redirect. A body held whole is sent once
  * more when fetch failed without an answer (a network error, a TypeError) and `signal` was not
- * the cause: the connection was refused, reset, or closed idle as the request went out, which
- * keep-alive pools meet behind proxies that close idle connections. A failed connection leaves
- * fetch's pool, so the second try goes out on another. A stream cannot be replayed, and once
- * fetch returned an answer nothing is sent again.
+ * the cause: the connection was refused, or reset before the answer began (an ingest restarting,
+ * a proxy in front of it failing). Fetch itself resends a request that a reused keep-alive
+ * connection lost as the ingest closed it; this covers the fresh connections it does not. A
+ * stream cannot be replayed, and once fetch returned an answer nothing is sent again.
  *
  * @example
  * const res = await postEnvelope(fetch, url, body, headers, AbortSignal.timeout(30_000));
