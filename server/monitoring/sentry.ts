@@ -111,10 +111,18 @@ export function startMonitoring(
 
   // What the SDK dropped (a full send buffer, a rate limit, a filter) is counted by its client
   // but sent only when a client report is flushed, which @sentry/deno's client never does
-  // (Node's does every minute and at exit): so the same here, and at every flush.
-  const sendClientReport = () =>
-    (client as unknown as { _flushOutcomes?: () => void } | undefined)?._flushOutcomes?.();
-  Deno.unrefTimer(setInterval(sendClientReport, CLIENT_REPORT_INTERVAL_MS));
+  // (Node's does every minute and at exit). Here: at every flush, and with the first envelope
+  // a minute after the last report (no timer of its own to keep the process busy).
+  const flushOutcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
+  let reportedAt = now();
+  const sendClientReport = () => {
+    reportedAt = now();
+    flushOutcomes?._flushOutcomes?.();
+  };
+  client?.on("flush", sendClientReport);
+  client?.on("beforeEnvelope", () => {
+    if (now() - reportedAt >= CLIENT_REPORT_INTERVAL_MS) sendClientReport();
+  });
 
   const throttle = new ErrorThrottle(options.errorLimit, now());
   const log = options.log ?? ((line: string) => console.warn(line));
@@ -209,7 +217,6 @@ export function startMonitoring(
     },
     flush: (timeoutMs) => {
       logSuppressed(true);
-      sendClientReport();
       return Sentry.flush(timeoutMs);
     },
   };

@@ -63,6 +63,12 @@ function startApp(
   };
 }
 
+// The SDK's client is process-wide: its flush leaves a timer of its own (@sentry/core's promise
+// buffer) running for the timeout, and its keep-alive connection to the ingest outlives a test.
+function test(name: string, fn: () => Promise<void>) {
+  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+}
+
 async function items(ingest: FakeIngest, type: string): Promise<Event[]> {
   const found: Event[] = [];
   for (const [, list] of await ingest.envelopes()) {
@@ -77,7 +83,7 @@ async function get(url: string, headers: HeadersInit = {}): Promise<Response> {
   return res;
 }
 
-Deno.test("40 concurrent requests: each error carries only its own tag and user; a later request none", async () => {
+test("40 concurrent requests: each error carries only its own tag and user; a later request none", async () => {
   await using ingest = startFakeIngest();
   await using app = startApp(ingest, {
     "/api/who": {
@@ -117,7 +123,7 @@ Deno.test("40 concurrent requests: each error carries only its own tag and user;
   }
 });
 
-Deno.test("10 concurrent requests each with a child span: 10 transactions, each with its own child", async () => {
+test("10 concurrent requests each with a child span: 10 transactions, each with its own child", async () => {
   await using ingest = startFakeIngest();
   await using app = startApp(ingest, {
     "/api/work": {
@@ -156,7 +162,7 @@ Deno.test("10 concurrent requests each with a child span: 10 transactions, each 
   assert.equal(new Set(transactions.map((t) => t.contexts?.trace?.trace_id)).size, 10);
 });
 
-Deno.test("an error in a handler carries the request's trace and URL; getTraceData continues the trace", async () => {
+test("an error in a handler carries the request's trace and URL; getTraceData continues the trace", async () => {
   await using ingest = startFakeIngest();
   await using app = startApp(ingest, {
     "/api/trace": {
@@ -191,7 +197,7 @@ Deno.test("an error in a handler carries the request's trace and URL; getTraceDa
   );
 });
 
-Deno.test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sample_rate unless its parent decided", async () => {
+test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sample_rate unless its parent decided", async () => {
   await using ingest = startFakeIngest();
   await using app = startApp(ingest, { "/api/x": { GET: () => new Response("x") } }, {
     SENTRY_TRACES_SAMPLE_RATE: "0.1",
@@ -235,7 +241,7 @@ Deno.test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sampl
   assert.deepEqual(continued.sort(), heads.filter((h) => Number(h.rand) < 0.5).map((h) => h.trace));
 });
 
-Deno.test("the app's beforeSendTransaction and ignoreTransactions take effect", async () => {
+test("the app's beforeSendTransaction and ignoreTransactions take effect", async () => {
   await using ingest = startFakeIngest();
   await using app = startApp(
     ingest,
@@ -259,7 +265,7 @@ Deno.test("the app's beforeSendTransaction and ignoreTransactions take effect", 
   assert.equal(transactions[0].tags?.team, "checkout");
 });
 
-Deno.test("under load at rate 1 an error still arrives, and dropped transactions are counted", async () => {
+test("under load at rate 1 an error still arrives, and dropped transactions are counted", async () => {
   await using ingest = startFakeIngest({ delayMs: 200 });
   await using app = startApp(ingest, {
     "/api/x": { GET: () => new Response("x") },
