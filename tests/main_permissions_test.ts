@@ -3,17 +3,25 @@
  * configuration, read back from the running process), and a missing one stopping start-up.
  */
 import assert from "node:assert/strict";
-import { CONFIG_VARIABLES, loadConfig, SERVER_ENV_VARIABLES } from "../server/lifecycle/config.ts";
+import {
+  CONFIG_VARIABLES,
+  LAUNCHER_ENV_VARIABLES,
+  loadConfig,
+} from "../server/lifecycle/config.ts";
 import { servingArgs, V8_FLAGS } from "../server/lifecycle/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 Deno.test("the start task serves with only the permissions it needs", () => {
   // The task runs a launcher that validates the configuration and starts main.ts with
-  // permissions computed from it; the launcher itself may only read env and run the server.
+  // permissions computed from it; the launcher itself may only read env (the server's and the
+  // outbound proxies') and run the server.
   const launcher = startTaskArgs();
   assert.equal(launcher.at(-1), "server/tasks/start.ts");
   const launcherFlags = launcher.filter((a) => a.startsWith("-")).sort();
-  assert.deepEqual(launcherFlags, [`--allow-env=${SERVER_ENV_VARIABLES.join(",")}`, "--allow-run"]);
+  assert.deepEqual(launcherFlags, [
+    `--allow-env=${LAUNCHER_ENV_VARIABLES.join(",")}`,
+    "--allow-run",
+  ]);
   assert.equal(startTaskEnv().NODE_ENV, "production");
 
   const config = loadConfig({

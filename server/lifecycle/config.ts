@@ -148,6 +148,18 @@ export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
 /** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
 export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
 
+/**
+ * Deno's own variables for an outbound proxy: its fetch reads them without --allow-env, and the
+ * launcher reads them to grant the proxy's host (see `proxyHosts`).
+ */
+export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
+
+/** What the launcher (server/tasks/start.ts) reads: the server's variables and the proxies. */
+export const LAUNCHER_ENV_VARIABLES: readonly string[] = [
+  ...SERVER_ENV_VARIABLES,
+  ...PROXY_VARIABLES,
+];
+
 /** The configuration variables from the process environment (only those: least privilege). */
 export function readEnv(): Record<string, string | undefined> {
   const dev = DEV_VARIABLES.filter((variable) =>

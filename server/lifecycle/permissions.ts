@@ -2,7 +2,7 @@
  * Start-up check of Deno permissions: the server asks for exactly what it uses, and a missing
  * grant stops it with one line naming the flag, instead of failing on the first request.
  */
-import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { type Config, PROXY_VARIABLES, SERVER_ENV_VARIABLES } from "./config.ts";
 import { formatHost } from "./listen_address.ts";
 
 /** One permission the server needs and why. */
@@ -43,12 +43,13 @@ export function runtimePermissions(config: Config, staticDir: string): Need[] {
 }
 
 /**
- * `host:port` the server listens on, then each Sentry host it reaches (no repeats). The
+ * `host:port` the server listens on, then each Sentry host it reaches, then each outbound
+ * `proxies` host (no repeats). The
  * server's own DSN is granted by `URL.host`, which has no port when the port is the scheme's
  * default: Deno grants a port-less query only for a port-less grant, and `@sentry/deno`, which
  * the server once used, warned at every start-up when given `host:443` alone.
  */
-export function netHosts(config: Config): string[] {
+export function netHosts(config: Config, proxies: readonly string[] = []): string[] {
   // An IPv6 listen address needs brackets to be told apart from its port.
   const host = formatHost(config.host);
   const ingests = config.tunnelAllowedDsns.map((dsn) => `${dsn.hostname}:${dsn.port}`);
@@ -57,7 +58,27 @@ export function netHosts(config: Config): string[] {
   const withoutPort = (ingest: string) => ingest.replace(/:\d+$/, "");
   const bare = new Set(ingests.filter((ingest) => withoutPort(ingest) === ingest));
   const needed = ingests.filter((ingest) => bare.has(ingest) || !bare.has(withoutPort(ingest)));
-  return [...new Set([`${host}:${config.port}`, ...needed])];
+  return [...new Set([`${host}:${config.port}`, ...needed, ...proxies])];
+}
+
+/**
+ * `host:port` of each outbound proxy `env` sets (see `PROXY_VARIABLES`); a value without a
+ * scheme is an http proxy, as Deno reads it, and one that is no URL is left out. Deno 2.9's
+ * fetch checks --allow-net against the ingest, not the proxy, so this grant is for a Deno that
+ * checks the connection it opens as well.
+ *
+ * @example
+ * proxyHosts({ HTTPS_PROXY: "http://proxy.internal:3128" }); // ["proxy.internal:3128"]
+ */
+export function proxyHosts(env: Readonly<Record<string, string | undefined>>): string[] {
+  const hosts = PROXY_VARIABLES.flatMap((name) => {
+    const value = env[name]?.trim();
+    if (!value) return [];
+    const url = URL.parse(value.includes("://") ? value : `http://${value}`);
+    if (url === null || url.hostname === "") return [];
+    return [`${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`];
+  });
+  return [...new Set(hosts)];
 }
 
 /** The one-line message for a missing permission. */

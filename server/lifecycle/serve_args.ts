@@ -1,6 +1,7 @@
 /**
  * The exact Deno permissions the server process needs for a configuration: listen on its
- * address, reach the Sentry hosts it forwards to, read `static/`, read its own variables.
+ * address, reach the Sentry hosts it forwards to (and the outbound proxy, if one is set), read
+ * `static/`, read its own variables.
  * No write, no run, no `--allow-all`. The same needs are checked at start-up (permissions.ts).
  * The last argument tells the server that its stdin is the launcher's lifeline (parent_gone.ts).
  */
@@ -32,9 +33,13 @@ export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
  * // ["run", "--v8-flags=...", "--allow-net=0.0.0.0:8000", "--allow-read=static", "--allow-env=...", "main.ts",
  * //  "--until-stdin-closes"]
  */
-export function servingArgs(config: Config, mode: ServingMode = "run"): string[] {
+export function servingArgs(
+  config: Config,
+  mode: ServingMode = "run",
+  proxies: readonly string[] = [],
+): string[] {
   const permissions = [
-    `--allow-net=${netHosts(config).join(",")}`,
+    `--allow-net=${netHosts(config, proxies).join(",")}`,
     "--allow-read=static",
     `--allow-env=${SERVER_ENV_VARIABLES.join(",")}`,
   ];

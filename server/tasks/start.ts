@@ -3,14 +3,16 @@
  * process with exactly the permissions that configuration needs (see serve_args.ts). With
  * `--parallel` (`deno task start:parallel`) the child is `deno serve --parallel serve.ts`
  * instead, with the same permissions and address. The
- * permission list depends on PORT, HOST and the DSNs, which a static task cannot know; this
+ * permission list depends on PORT, HOST, the DSNs and an outbound proxy, which a static task
+ * cannot know; this
  * process holds `--allow-run` only to start the server (and to list its ancestors with `ps`).
  *
  * It forwards SIGINT/SIGTERM to the server, and sends SIGTERM itself when the command that
  * started it goes away without a word (npx killed: see parent_gone.ts). If this process is
  * killed outright, the server sees its stdin close and shuts down the same way.
  */
-import { loadConfig, readEnv } from "../lifecycle/config.ts";
+import { loadConfig, PROXY_VARIABLES, readEnv } from "../lifecycle/config.ts";
+import { proxyHosts } from "../lifecycle/permissions.ts";
 import {
   parseProcessTable,
   readProcessTable,
@@ -23,7 +25,12 @@ import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 
 let args: string[];
 try {
-  args = servingArgs(loadConfig(readEnv()), Deno.args.includes("--parallel") ? "parallel" : "run");
+  const proxies = proxyHosts(Object.fromEntries(PROXY_VARIABLES.map((n) => [n, Deno.env.get(n)])));
+  args = servingArgs(
+    loadConfig(readEnv()),
+    Deno.args.includes("--parallel") ? "parallel" : "run",
+    proxies,
+  );
 } catch (error) {
   exitOnStartupError(error);
 }
