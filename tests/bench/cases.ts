@@ -1,7 +1,8 @@
 /**
  * The benchmark's load cases and the servers they run against: the app (monitoring on, off,
  * every request traced), a bare `Deno.serve` baseline, one answering with the app's exact page
- * and headers, and the ingest directly, for GET /, a hashed asset and tunnel posts.
+ * and headers, a minimal `fetch` forwarder and the ingest directly, for GET /, a hashed asset
+ * and tunnel posts.
  */
 import type { LoadCase } from "./load.ts";
 import { type Pinning, type Server, startApp, startScript } from "./processes.ts";
@@ -13,6 +14,8 @@ export interface CaseInputs {
   /** A second ingest, on wrk's CPU: where Sentry is in production, away from the app's. */
   readonly ingestAway: Server;
   readonly appEnv: Record<string, string>;
+  /** The DSN the envelopes name, which the forwarder baseline allows. */
+  readonly dsn: string;
   readonly pinning: Pinning | undefined;
   /** Where the page and its headers are written for the baselines. */
   readonly bodiesDir: string;
@@ -92,6 +95,9 @@ export async function startCases(inputs: CaseInputs) {
   );
 
   const { smallFile, largeFile, smallBytes } = inputs;
+  const forwarder = keep(
+    await startScript("forwarder.ts", ["--allow-net=127.0.0.1"], [inputs.dsn], pinning?.servers),
+  );
   const tunnelUrl = new URL("/monitoring", app.url).href;
   const directUrl = `${ingest.url}/api/1/envelope/`;
   const cases = {
@@ -126,6 +132,12 @@ export async function startCases(inputs: CaseInputs) {
       server: app,
       body: smallFile,
     },
+    forward2k: {
+      label: `POST fetch forwarder ${smallBytes} B`,
+      url: forwarder.url,
+      server: forwarder,
+      body: smallFile,
+    },
     direct2k: {
       label: `POST ingest direct ${smallBytes} B`,
       url: directUrl,
@@ -133,6 +145,12 @@ export async function startCases(inputs: CaseInputs) {
       body: smallFile,
     },
     tunnel1m: { label: "POST /monitoring 1 MiB", url: tunnelUrl, server: app, body: largeFile },
+    forward1m: {
+      label: "POST fetch forwarder 1 MiB",
+      url: forwarder.url,
+      server: forwarder,
+      body: largeFile,
+    },
     direct1m: {
       label: "POST ingest direct 1 MiB",
       url: directUrl,

@@ -73,6 +73,7 @@ async function main() {
     ingest,
     ingestAway,
     appEnv,
+    dsn,
     pinning,
     bodiesDir: BODIES,
     assetPath: manifest.script,
