@@ -25,7 +25,6 @@ import { stdoutLogWriter } from "./log_writer.ts";
 import { clockOrigin } from "./log_clock.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { RequestContext } from "./request_context.ts";
-import { requestHeader } from "./request_headers.ts";
 import { hstsDue, isHttps, onDenoDeploy } from "./security_headers.ts";
 import { formatTunnelRecord } from "../tunnel/log.ts";
 import { defaultFailureLog } from "./failure_log.ts";
@@ -148,7 +147,7 @@ export function createApp(deps: AppDeps): Handler {
   return (req, info) => {
     const started = performance.now();
     const https = hsts !== "off" && isHttps(req, transport);
-    const target = parseRequestTarget(req.url, requestHeader(req, "host"));
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
     const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path);
     const res = checkRequestLimits(req) ??
       (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, ctx));

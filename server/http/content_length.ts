@@ -6,8 +6,6 @@
  * `Response` exposes no body size, and reading `res.body` to measure it would turn a byte body
  * into a stream and cost Deno its fast path. So the header is where the log finds the size.
  */
-import type { HeaderReader } from "./request_headers.ts";
-
 /**
  * A Content-Length that is a plain decimal number of at most 15 digits, else null. The same
  * number repeated (`42, 42`: the field sent twice, which Deno accepts and joins; it refuses
@@ -16,7 +14,7 @@ import type { HeaderReader } from "./request_headers.ts";
  * @example
  * contentLength(new Headers({ "content-length": "42" })); // 42
  */
-export function contentLength(headers: HeaderReader): number | null {
+export function contentLength(headers: Pick<Headers, "get">): number | null {
   const value = headers.get("content-length");
   if (value === null) return null;
   if (PLAIN.test(value)) return Number(value);

@@ -1,7 +1,6 @@
 /**
  * Headers every response carries, whatever produced it.
  */
-import { requestHeader } from "./request_headers.ts";
 
 /** When to send Strict-Transport-Security. */
 export type HstsMode = "auto" | "on" | "off";
@@ -41,7 +40,7 @@ export interface Transport {
 export function isHttps(req: Request, transport: Transport): boolean {
   if (transport.httpsListener) return true;
   if (!transport.trustProxy) return false;
-  const proto = requestHeader(req, "x-forwarded-proto");
+  const proto = req.headers.get("x-forwarded-proto");
   if (proto === null) return false;
   const comma = proto.indexOf(",");
   return (comma === -1 ? proto : proto.slice(0, comma)).trim().toLowerCase() === "https";

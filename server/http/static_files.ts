@@ -12,7 +12,6 @@ import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compres
 import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
 import { resolveStaticPath } from "./static_path.ts";
 import type { AnswerBody, RequestContext } from "./request_context.ts";
-import { requestHeader } from "./request_headers.ts";
 import { listFiles } from "../walk_files.ts";
 import { BUILD_DIR, STATIC_DIR } from "../constants.ts";
 
@@ -142,7 +141,7 @@ export function serveStatic(
   const entry = path === null ? undefined : index.get(path);
   if (entry === undefined) return null;
 
-  const encoding = negotiateEncoding(requestHeader(req, "accept-encoding"), entry.encodings);
+  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), entry.encodings);
   const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
   const headers: Record<string, string> = {
     "content-type": entry.contentType,
@@ -154,7 +153,7 @@ export function serveStatic(
   const send = (body: AnswerBody, status = 200, bytes: number | null = null) =>
     ctx ? ctx.send(body, status, headers, bytes) : new Response(body, { status, headers });
 
-  if (etagMatches(requestHeader(req, "if-none-match"), variant.etag)) return send(null, 304);
+  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) return send(null, 304);
   headers["content-length"] = String(variant.size);
   if (req.method === "HEAD") return send(null, 200, variant.size);
   if (variant.body) return send(variant.body, 200, variant.size);

@@ -12,8 +12,8 @@
  * - floor (a third argument, `floor`): the identical response, plus the least any app does with
  *   the request before it can answer: Deno builds the `Request` (a handler that takes no
  *   argument skips it), and the handler reads the method, the URL and the Host and
- *   X-Request-Id headers, the last echoed when the client sent one, as the app does. Read the
- *   cheapest way known (the app's own request_headers.ts). No checks, routing or log: the gap
+ *   X-Request-Id headers, the last echoed when the client sent one, as the app does, through
+ *   the public Request API (`req.headers`), as any app must. No checks, routing or log: the gap
  *   from the identical baseline to this one is what no app can avoid, the gap from this one to
  *   the app is what the app chooses to do.
  *
@@ -23,7 +23,6 @@
  * Prints one JSON line `{"port":N}` once it listens.
  */
 import { nonceSplicer } from "./nonce_splice.ts";
-import { requestHeader } from "../../server/http/request_headers.ts";
 import { requestIdFor } from "../../server/http/request_log.ts";
 
 const page = await Deno.readTextFile(Deno.args[0]);
@@ -68,7 +67,7 @@ function floorHandler(page: string, headers: Record<string, string>) {
   let seen = 0;
   return (req: Request) => {
     // Read as an app reads them to route (kept in a sum, so no read can be left out).
-    seen += req.method.length + req.url.length + (requestHeader(req, "host")?.length ?? 0);
+    seen += req.method.length + req.url.length + (req.headers.get("host")?.length ?? 0);
     // The app's own choice of id: the client's when it is sane, else a fresh one.
     return answer(requestIdFor(req));
   };
