@@ -3,7 +3,7 @@
  * so adding, removing and moving an entry allocate nothing. For what a long-lived Map in recency
  * or deadline order would otherwise hold: V8 gives such a Map a new table every few additions and
  * deletions, made in the old generation, and a dead table there keeps what it held alive until
- * the next full collection (server/pending_promises.ts). An entry leaves with its links cleared,
+ * the next full collection. An entry leaves with its links cleared,
  * so a dead entry points at nothing either.
  */
 

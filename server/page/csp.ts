@@ -4,7 +4,6 @@
  * `connect-src 'self'` works because the browser SDK posts to the same-origin tunnel.
  */
 import { type Dsn, ingestUrl } from "../tunnel/dsn.ts";
-import { randomBase64 } from "../random_bytes.ts";
 
 /**
  * The policy for one response. `reportUri` receives violation reports (Sentry's security
@@ -63,6 +62,9 @@ export function sentryCspReportUri(
 
 /** A fresh 128-bit nonce from the platform's CSPRNG, base64-encoded. */
 export function createNonce(): string {
-  // Uint8Array.prototype.toBase64: about 5x cheaper than btoa(String.fromCharCode(...bytes)).
-  return randomBase64(16);
+  // Uint8Array.prototype.toBase64 is in V8 but not yet in TypeScript's lib.
+  const bytes = crypto.getRandomValues(new Uint8Array(16)) as Uint8Array & {
+    toBase64(): string;
+  };
+  return bytes.toBase64();
 }
