@@ -12,8 +12,7 @@ import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { flushLogs } from "./server/http/log_writer.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
-import { InFlight } from "./server/lifecycle/in_flight.ts";
-import { listen, type Listening } from "./server/lifecycle/listen.ts";
+import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
 import { explainListenError } from "./server/lifecycle/listen_address.ts";
 import { startupBanner } from "./server/lifecycle/banner.ts";
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
@@ -40,7 +39,7 @@ try {
 
 // Finish what was accepted (uploads still arriving are read to the end and forwarded), then stop
 // listening, send queued monitoring events and exit 0. server.shutdown() alone would cut the
-// bodies still arriving (see server/lifecycle/in_flight.ts). Hosted platforms send SIGINT and kill the
+// bodies still arriving (see server/deno_workarounds.ts). Hosted platforms send SIGINT and kill the
 // process a few seconds later.
 onStopRequest(async () => {
   await drain(inFlight);

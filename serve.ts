@@ -11,7 +11,7 @@
  * On SIGINT/SIGTERM each worker keeps listening until its running requests are done (uploads
  * still arriving are read to the end), then stops listening and flushes monitoring; the
  * process exits 0 once every worker has (serve_workers.ts). Deno's own signal handling would
- * stop the server at once and cut those uploads: serve_shutdown.ts holds it back until then.
+ * stop the server at once and cut those uploads: deno_workarounds.ts holds it back until then.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
@@ -20,11 +20,10 @@ import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
 import { flushLogs } from "./server/http/log_writer.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
-import { InFlight } from "./server/lifecycle/in_flight.ts";
+import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
 import { withLastResort } from "./server/http/last_resort.ts";
 import { startupBanner } from "./server/lifecycle/banner.ts";
-import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
-import { holdServeShutdown } from "./server/lifecycle/serve_shutdown.ts";
+import { drain, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 import { joinWorkers } from "./server/lifecycle/serve_workers.ts";
 
 const { config, release, monitoring, handler } = await createServerApp(readEnv())
@@ -46,7 +45,7 @@ onStopRequest(async () => {
   Deno.exit(0);
 });
 // Registered after ours, so Deno's listener is the one held.
-const denoShutdown = holdServeShutdown();
+const denoShutdown = holdServeShutdown(STOP_SIGNALS);
 // One line per worker: from here on a signal drains it (only the first worker prints the URL).
 console.log("server: worker ready");
 

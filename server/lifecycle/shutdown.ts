@@ -4,7 +4,7 @@
  * (parent_gone.ts).
  */
 import { DRAIN_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
-import type { InFlight } from "./in_flight.ts";
+import type { InFlight } from "../deno_workarounds.ts";
 import { onStdinClosed } from "./parent_gone.ts";
 
 /** The signals that mean "stop": Ctrl-C, and what hosts, `kill` and `docker stop` send. */

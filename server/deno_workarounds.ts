@@ -1,0 +1,217 @@
+/**
+ * Where Deno 2.9 falls short for this server, and what the server does instead. Each part names
+ * the upstream issue it waits for. tests/server/deno_workarounds_test.ts checks that Deno still
+ * shows each problem: a test there fails once a Deno release fixes one, and that part can go.
+ * Nothing else in the server reaches into Deno's private state or replaces a `Deno.*` function.
+ */
+import type { Handler } from "./http/handler.ts";
+
+// ---------------------------------------------------------------------------------------------
+// 1. `server.shutdown()` makes request bodies still arriving unreadable (BadResource), so an
+//    upload in progress at SIGTERM is lost (denoland/deno#36809, a regression in 2.9). The
+//    entries count the handlers running and call `shutdown()` only once none is left.
+
+/** A counter of running handlers with a way to wait until none is left. */
+export class InFlight {
+  #count = 0;
+  #idle = Promise.withResolvers<void>();
+
+  /** Handlers running now. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Wrap a handler so each call counts from its start until its response (or error) is ready,
+   * which for the tunnel is after the whole body was read and forwarded.
+   */
+  track(handler: Handler): Handler {
+    return (req, info) => {
+      this.#count++;
+      let result: ReturnType<Handler>;
+      try {
+        result = handler(req, info);
+      } catch (error) {
+        this.#done();
+        throw error;
+      }
+      if (!(result instanceof Promise)) {
+        this.#done();
+        return result;
+      }
+      return result.finally(() => this.#done());
+    };
+  }
+
+  /** Resolves true once no handler is running, or false when `timeoutMs` passes first. */
+  async idle(timeoutMs: number): Promise<boolean> {
+    if (this.#count === 0) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => timer = setTimeout(resolve, timeoutMs, false));
+    try {
+      return await Promise.race([this.#idle.promise.then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #done(): void {
+    if (--this.#count > 0) return;
+    this.#idle.resolve();
+    this.#idle = Promise.withResolvers<void>();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. `deno serve` stops each worker on SIGINT/SIGTERM with a listener of its own that calls
+//    `shutdown()` at once, cutting uploads still arriving (denoland/deno#32862, and #36809
+//    above). Every listener runs, so one of ours cannot delay it. Deno registers it through the
+//    global `Deno.addSignalListener` after the entry module has loaded: serve.ts holds that
+//    registration here and runs Deno's listener itself once its own requests are done.
+
+/** Deno's own shutdown listeners, held back until {@link HeldShutdown.release}. */
+export interface HeldShutdown {
+  /** Run the held listeners (the server's graceful shutdown); later calls do nothing. */
+  release(): void;
+}
+
+/**
+ * From now on, keep the listeners for `signals` registered through `Deno.addSignalListener`
+ * instead of registering them; put the function back once each signal has one. Call it after
+ * registering your own listeners and before the module finishes loading.
+ *
+ * @example
+ * const denoShutdown = holdServeShutdown(["SIGINT", "SIGTERM"]);
+ * onStopRequest(async () => { await inFlight.idle(10_000); denoShutdown.release(); });
+ */
+export function holdServeShutdown(signals: readonly Deno.Signal[]): HeldShutdown {
+  const original = Deno.addSignalListener;
+  const held: (() => void)[] = [];
+  const seen = new Set<Deno.Signal>();
+  let released = false;
+  Deno.addSignalListener = (signal, listener) => {
+    if (!signals.includes(signal)) return original(signal, listener);
+    held.push(listener);
+    seen.add(signal);
+    if (seen.size === signals.length) Deno.addSignalListener = original;
+  };
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      Deno.addSignalListener = original;
+      for (const listener of held) listener();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. An accept error (EMFILE, out of file descriptors) ends `Deno.serve`'s accept loop for
+//    good: the listening socket closes and `finished` rejects, so the process would exit 1
+//    (denoland/deno#10148 asked for accept to back off and retry, as hyper and Node do). Here the
+//    failure is logged once, open connections keep being served, and the same address is
+//    listened on again, with backoff, until descriptors are free.
+
+/** Where and how to listen. */
+export interface ListenOptions {
+  readonly hostname: string;
+  readonly port: number;
+  /** Called once, on the first successful listen. */
+  readonly onListen?: (addr: Deno.NetAddr) => void;
+  /** The answer when the handler throws (Deno.serve's `onError`). */
+  readonly onError?: (error: unknown) => Response | Promise<Response>;
+  /** Receives the two lines of an outage: when it starts and when it is over. */
+  readonly log?: (line: string) => void;
+}
+
+/** A server that keeps listening; `shutdown` is `Deno.serve`'s graceful one. */
+export interface Listening {
+  readonly addr: Deno.NetAddr;
+  /** Stop listening, let open requests finish and close idle connections. */
+  shutdown(): Promise<void>;
+}
+
+const RETRY_MS = { min: 100, max: 2_000 };
+// An outage is over once a new listener has run this long without failing.
+const RECOVERED_AFTER_MS = 5_000;
+
+/**
+ * Listen on `hostname:port` and keep listening. Errors of the first listen (address in use,
+ * permission) are thrown as `Deno.serve` throws them.
+ *
+ * @example
+ * const server = listen({ hostname: "127.0.0.1", port: 0 }, () => new Response("ok"));
+ * await server.shutdown();
+ */
+export function listen(options: ListenOptions, handler: Handler): Listening {
+  const log = options.log ?? ((line: string) => console.error(line));
+  // Every server ever started: an old one still serves the connections it accepted.
+  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  let stopping = false;
+  let outage = false;
+  let waitMs = RETRY_MS.min;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const start = (port: number, onListen: (addr: Deno.NetAddr) => void) => {
+    const server = Deno.serve(
+      { hostname: options.hostname, port, onListen, onError: options.onError },
+      handler,
+    );
+    servers.push(server);
+    server.finished.catch((error) => {
+      if (stopping) return;
+      if (outage) {
+        waitMs = Math.min(waitMs * 2, RETRY_MS.max);
+      } else {
+        outage = true;
+        waitMs = RETRY_MS.min;
+        log(
+          `server: accepting connections failed (${firstLine(error)}); connections already ` +
+            `open are still served, new ones are refused until descriptors are free`,
+        );
+      }
+      retry();
+    });
+    if (outage) {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        outage = false;
+        log("server: accepting connections again");
+      }, RECOVERED_AFTER_MS);
+    }
+    return server;
+  };
+
+  const retry = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (stopping) return;
+      try {
+        start(addr.port, () => {});
+      } catch (error) {
+        // With PORT=0 the permission covers port 0, not the port the first listen got.
+        if (error instanceof Deno.errors.NotCapable) {
+          log(`server: cannot listen again: ${firstLine(error)}`);
+          return;
+        }
+        // Still no descriptor for the listening socket; try again later.
+        waitMs = Math.min(waitMs * 2, RETRY_MS.max);
+        retry();
+      }
+    }, waitMs);
+  };
+
+  const addr = start(options.port, (addr) => options.onListen?.(addr)).addr;
+  return {
+    addr,
+    async shutdown() {
+      stopping = true;
+      clearTimeout(timer);
+      await Promise.all(servers.map((server) => server.shutdown().catch(() => {})));
+    },
+  };
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0];
+}
