@@ -136,19 +136,16 @@ export function startMonitoring(
     if (line) log(line);
   };
 
+  // Each request in its own isolation scope, continuing the client's trace (withIsolationScope
+  // starts a fresh one when there is none to continue), with its span active while it runs.
   const instrumentHandler = (handler: ContextHandler): ContextHandler => (req, info, ctx) =>
     Sentry.withIsolationScope((scope) => {
       const url = withoutQuery(req.url);
       scope.setSDKProcessingMetadata({ normalizedRequest: requestData(req, url) });
-      const trace = {
-        sentryTrace: withinBudget(req.headers.get("sentry-trace") ?? undefined, takeToken),
-        baggage: req.headers.get("baggage"),
-      };
-      return Sentry.continueTrace(trace, () =>
-        Sentry.startSpanManual({
+      const span = () =>
+        Sentry.startSpan({
           name: `${req.method} ${ctx.path}`,
           op: "http.server",
-          forceTransaction: true,
           attributes: {
             [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.deno",
             // Only declared routes are wrapped, so the path is a route, never a client's string.
@@ -159,27 +156,19 @@ export function startMonitoring(
             "server.address": new URL(url).hostname,
           },
         }, (span) => {
-          const end = (res: Response) => {
+          const answered = (res: Response) => {
             Sentry.setHttpStatus(span, res.status);
-            span.end();
             return res;
           };
-          // The app's handlers answer errors themselves (a 500 page), so a throw here is a
-          // fault of the server's own: the span ends with it.
-          let res;
-          try {
-            res = handler(req, info, ctx);
-          } catch (error) {
-            span.end();
-            throw error;
-          }
-          return res instanceof Promise
-            ? res.then(end, (error) => {
-              span.end();
-              throw error;
-            })
-            : end(res);
-        }));
+          const res = handler(req, info, ctx);
+          return res instanceof Promise ? res.then(answered) : answered(res);
+        });
+      const sentryTrace = req.headers.get("sentry-trace");
+      if (sentryTrace === null) return span();
+      return Sentry.continueTrace({
+        sentryTrace: withinBudget(sentryTrace, takeToken),
+        baggage: req.headers.get("baggage"),
+      }, span);
     });
 
   const captureError = (error: unknown, req?: Request) => {
