@@ -1,13 +1,9 @@
 /**
  * The log of failed requests, on stderr: a failure's error and stack at most `perKey` times a
- * window for each distinct error (its type and top frames, as error_throttle.ts keys it), and
- * once a window one line that counts the rest. Each entry is cut to 8 KiB: a message can carry
- * request data of any size.
- *
- * Unbounded, a request the app fails on, sent in a loop, would write a stack trace per request:
- * the log would grow with the attack, and `console.error` writes synchronously, so a slow reader
- * of stderr (a full pipe) would stall the whole server. Monitoring limits its error events the
- * same way (monitoring/sentry.ts); this is the limit for the log, which holds with monitoring off.
+ * window for each distinct error (error_throttle.ts), and once a window one line that counts
+ * the rest, so a request the app fails on, sent in a loop, cannot grow the log with the attack
+ * or stall the server on a slow stderr. Each entry is one entry, cut to 8 KiB, whatever a
+ * message quotes. A missing permission of the app's code is one line saying what to grant.
  */
 import {
   errorKey,
@@ -18,14 +14,12 @@ import {
 
 /** Limits and where the lines go; the defaults suit one server process. */
 export interface FailureLogOptions extends ErrorThrottleOptions {
-  /** Writes one entry (a failure with its error, or a count). `console.error` by default. */
+  /** Writes one entry. `console.error` by default. */
   readonly write?: (entry: string) => void;
   /** Milliseconds on any monotonic clock; `performance.now` by default. */
   readonly now?: () => number;
 }
 
-const DEFAULT_PER_KEY = 10;
-const DEFAULT_WINDOW_MS = 60_000;
 /** The longest entry written; a stack trace with its causes is a few KiB. */
 export const MAX_ENTRY_CHARS = 8 * 1024;
 
@@ -38,24 +32,19 @@ export class FailureLog {
   readonly #lead: (total: number) => string;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(options: FailureLogOptions = {}) {
-    const perKey = options.perKey ?? DEFAULT_PER_KEY;
-    this.#windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
-    this.#now = options.now ?? (() => performance.now());
-    this.#throttle = new ErrorThrottle(
-      { perKey, windowMs: this.#windowMs, maxKeys: options.maxKeys },
-      this.#now(),
-    );
-    this.#write = options.write ?? ((entry) => console.error(entry));
-    const seconds = Math.round(this.#windowMs / 1000);
+  constructor({ perKey = 10, windowMs = 60_000, maxKeys, write, now }: FailureLogOptions = {}) {
+    this.#now = now ?? (() => performance.now());
+    this.#windowMs = windowMs;
+    this.#throttle = new ErrorThrottle({ perKey, windowMs, maxKeys }, this.#now());
+    this.#write = write ?? ((entry) => console.error(entry));
     this.#lead = (total) =>
       `request failed: ${total} more failures not logged in full ` +
-      `(at most ${perKey} per error every ${seconds} s)`;
+      `(at most ${perKey} per error every ${Math.round(windowMs / 1000)} s)`;
   }
 
   /**
-   * Log one failure as `line` and the error with its stack, unless that error is over its limit.
-   * Never throws, whatever was thrown.
+   * Log one failure as `line` and the error with its stack, unless that error is over its
+   * limit. Never throws, whatever was thrown.
    *
    * @example
    * failureLog.failed("request failed:", error);
@@ -65,17 +54,13 @@ export class FailureLog {
     this.#tell(this.#throttle.report(now));
     const key = errorKey(error);
     if (this.#throttle.admit(key, now)) {
-      this.#writeSafely(`${line} ${shown(error, key)}`);
-      return;
-    }
-    // The count is told when the window ends, even when no failure comes after it. Unref'd:
-    // it never keeps the process alive, and shutdown flushes it.
-    if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.flush();
-      }, this.#windowMs);
-      Deno.unrefTimer(this.#timer);
+      this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error, key)}`);
+    } else if (this.#timer === undefined) {
+      // The count is told when the window ends, even with no failure after it. Unref'd: it
+      // never keeps the process alive, and shutdown flushes.
+      const timer = setTimeout(() => this.flush(), this.#windowMs);
+      Deno.unrefTimer(timer);
+      this.#timer = timer;
     }
   }
 
@@ -101,6 +86,28 @@ export class FailureLog {
   }
 }
 
+/**
+ * For a `NotCapable` error (app code used a permission the server was not granted), what to
+ * add to deno.json, from Deno's message; `undefined` for any other error.
+ *
+ * @example
+ * permissionHint(new Deno.errors.NotCapable(
+ *   'Requires env access to "ACC_X", run again with the --allow-env flag',
+ * )); // 'no env access to "ACC_X": add "ACC_X" to permissions.app.env in deno.json'
+ */
+export function permissionHint(error: unknown): string | undefined {
+  try {
+    if (!(error instanceof Deno.errors.NotCapable)) return undefined;
+    const [, kind, value] = /^Requires (net|env|read) access to "(.*)", run again/s
+      .exec(error.message) ?? [];
+    if (kind === undefined) return undefined;
+    const quoted = oneEntry(JSON.stringify(value));
+    return `no ${kind} access to ${quoted}: add ${quoted} to permissions.app.${kind} in deno.json`;
+  } catch {
+    return undefined;
+  }
+}
+
 // The error as console.error would show it (its stack and cause), cut to the entry's size.
 function shown(error: unknown, key: string): string {
   try {
@@ -112,22 +119,18 @@ function shown(error: unknown, key: string): string {
 }
 
 /**
- * Text that reads as one entry, whatever a message quoted: control and format characters (a
- * terminal's escapes, a carriage return, a byte-order mark, bidi overrides, line separators)
- * written as `\xNN` or `\u{N}`, and every line that does not start with a space or a tab
- * indented, so a client's input in a message can neither restyle the terminal nor pass for an
- * entry. Cut first, so the escaping stays within the entry's size.
+ * Text that reads as one entry: control and format characters (a terminal's escapes, a
+ * carriage return, a byte-order mark, bidi overrides, line separators) written as `\xNN` or
+ * `\u{N}`, and every line that does not start with a space or a tab indented, so a client's
+ * input in a message can neither restyle the terminal nor pass for an entry. Cut first, so the
+ * escaping stays within the entry's size.
  */
 function oneEntry(text: string): string {
-  const kept = text.length > MAX_ENTRY_CHARS ? text.slice(0, MAX_ENTRY_CHARS) : text;
-  const safe = kept
-    .replace(UNSAFE, (c) => {
-      const code = c.codePointAt(0)!;
-      return code <= 0xff
-        ? `\\x${code.toString(16).padStart(2, "0")}`
-        : `\\u{${code.toString(16)}}`;
-    })
-    .replace(/\n(?![ \t])/g, "\n  ");
+  const kept = text.slice(0, MAX_ENTRY_CHARS);
+  const safe = kept.replace(UNSAFE, (c) => {
+    const code = c.codePointAt(0)!;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
+  }).replace(/\n(?![ \t])/g, "\n  ");
   const more = text.length - kept.length;
   return more > 0 ? `${safe}... (${more} more characters)` : safe;
 }

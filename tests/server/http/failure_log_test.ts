@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FailureLog, MAX_ENTRY_CHARS } from "../../../server/http/failure_log.ts";
+import { FailureLog, MAX_ENTRY_CHARS, permissionHint } from "../../../server/http/failure_log.ts";
 
 const MINUTE = 60_000;
 
@@ -146,5 +146,30 @@ Deno.test("a write that throws (stderr gone) does not reach the request", () => 
     },
   });
   log.failed("request failed:", noUser(1));
+  log.flush();
+});
+
+Deno.test("a permission the app's code lacks: one line naming what to add to deno.json", () => {
+  const notCapable = (message: string) => new Deno.errors.NotCapable(message);
+  const requires = (kind: string, value: string) =>
+    notCapable(`Requires ${kind} access to "${value}", run again with the --allow-${kind} flag`);
+  assert.equal(
+    permissionHint(requires("env", "ACC_X")),
+    'no env access to "ACC_X": add "ACC_X" to permissions.app.env in deno.json',
+  );
+  assert.match(permissionHint(requires("net", "127.0.0.1:9000"))!, /to permissions\.app\.net in/);
+  assert.match(permissionHint(requires("read", "data/x.json"))!, /"data\/x\.json" to .*\.read/);
+  // Kinds deno.json's app set does not grant, and other errors, are logged as they are.
+  assert.equal(permissionHint(requires("run", "curl")), undefined);
+  assert.equal(permissionHint(new Error('Requires env access to "X", run again')), undefined);
+  assert.equal(permissionHint(notCapable("something else")), undefined);
+  // A value that could forge an entry is written out.
+  assert.doesNotMatch(permissionHint(requires("env", "A\nrequest failed: x"))!, /\n/);
+
+  const { log, written } = logOnClock();
+  log.failed("request failed:", requires("env", "ACC_X"));
+  assert.deepEqual(written, [
+    'request failed: no env access to "ACC_X": add "ACC_X" to permissions.app.env in deno.json',
+  ]);
   log.flush();
 });
