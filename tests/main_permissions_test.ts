@@ -3,25 +3,18 @@
  * configuration, read back from the running process), and a missing one stopping start-up.
  */
 import assert from "node:assert/strict";
-import {
-  CONFIG_VARIABLES,
-  LAUNCHER_ENV_VARIABLES,
-  loadConfig,
-} from "../server/lifecycle/config.ts";
+import { CONFIG_VARIABLES, loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs, V8_FLAGS } from "../server/lifecycle/serve_args.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 Deno.test("the start task serves with only the permissions it needs", () => {
-  // The task runs a launcher that validates the configuration and starts main.ts with
-  // permissions computed from it; the launcher itself may only read env (the server's and the
-  // outbound proxies') and run the server.
+  // The task runs a launcher that validates the configuration and deno.json's app permissions
+  // and starts main.ts with permissions computed from them; the launcher itself reads the
+  // environment and deno.json, and runs the server (and ps).
   const launcher = startTaskArgs();
   assert.equal(launcher.at(-1), "server/tasks/start.ts");
   const launcherFlags = launcher.filter((a) => a.startsWith("-")).sort();
-  assert.deepEqual(launcherFlags, [
-    `--allow-env=${LAUNCHER_ENV_VARIABLES.join(",")}`,
-    "--allow-run",
-  ]);
+  assert.deepEqual(launcherFlags, ["--allow-env", "--allow-read=deno.json", "--allow-run"]);
   assert.equal(startTaskEnv().NODE_ENV, "production");
 
   const config = loadConfig({

@@ -27,7 +27,7 @@ Deno.test("start:parallel runs the launcher, which grants deno serve the scoped 
     HOST: "::1",
     SENTRY_DSN: "https://k@o1.ingest.sentry.io/5",
   });
-  const args = servingArgs(config, "parallel");
+  const args = servingArgs(config, {}, { mode: "parallel" });
   assert.deepEqual(args.slice(0, 4), ["serve", "--parallel", "--host=[::1]", "--port=9000"]);
   assert.deepEqual(
     args.filter((a) => a.startsWith("--allow-")),

@@ -9,7 +9,7 @@ import { type Config, loadConfig } from "./config.ts";
 import { type Manifest, readManifest } from "../build/manifest.ts";
 import type { startMonitoring } from "../monitoring/sentry.ts";
 import { type Monitoring, MONITORING_OFF } from "../monitoring/monitoring.ts";
-import { describeMissing, firstMissing, runtimePermissions } from "./permissions.ts";
+import { missingPermission, runtimePermissions } from "./permissions.ts";
 import { indexStaticFiles, type StaticIndex } from "../http/static_files.ts";
 import { StartupError } from "./startup_error.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
@@ -63,8 +63,8 @@ interface Build {
  */
 export async function createServerApp(env: Env): Promise<ServerApp> {
   const config = loadConfig(env);
-  const missing = firstMissing(runtimePermissions(config, STATIC_DIR));
-  if (missing) throw new StartupError(describeMissing(missing));
+  const missing = missingPermission(runtimePermissions(config, STATIC_DIR));
+  if (missing) throw new StartupError(missing);
   const build = await loadBuild(config);
   const release = config.sentryRelease ?? build.manifest.buildId;
   const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;

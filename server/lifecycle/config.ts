@@ -1,6 +1,7 @@
 /**
  * Configuration: read once from the environment, validated, passed down as a typed object.
- * An invalid value throws a {@link ConfigError} whose message names the variable and what it
+ * Each variable is one row of {@link VARIABLES}: how its value is read, and what it must look
+ * like. An invalid value throws a {@link ConfigError} that names the variable and what it
  * expected, so start-up can stop with that one line.
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
@@ -54,13 +55,109 @@ export const DEFAULTS = {
   tracesSampleRate: 0.1,
   tunnelMaxBodyBytes: 20 * 1024 * 1024,
   tunnelTimeoutMs: 30_000,
-  // One browser tab with Session Replay sends a replay segment about every 5 s plus errors,
-  // transactions, sessions and client reports: 20-40 envelopes a minute. 600 (10 a second)
-  // leaves room for a few dozen busy tabs behind one NAT or office address and for a burst
-  // of queued envelopes after a reconnect, yet caps one address far below a flood.
+  // One browser tab with Session Replay sends 20-40 envelopes a minute; 600 leaves room for a
+  // few dozen busy tabs behind one NAT address and a burst after a reconnect, not a flood.
   tunnelRateLimit: 600,
   tunnelPath: "/monitoring",
 } as const;
+
+// Each reader takes a trimmed, non-empty value and returns it parsed, or throws the reason.
+const expected = (what: string, raw: string): never => {
+  // Quoted and shortened: a pasted secret or a huge value must not flood the one line.
+  const shown = JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
+  throw new ConfigError(`expected ${what}, got ${shown}`);
+};
+const text = (raw: string) => raw;
+const integer = (min: number, max: number) => (raw: string): number => {
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  return value >= min && value <= max ? value : expected(`an integer from ${min} to ${max}`, raw);
+};
+const rate = (raw: string): number => {
+  const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
+  return value <= 1 ? value : expected("a number from 0 to 1", raw);
+};
+const boolean = (raw: string): boolean => {
+  const value = raw.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  return ["0", "false", "no", "off"].includes(value) ? false : expected("true or false", value);
+};
+const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
+  const value = raw.toLowerCase() as T;
+  return choices.includes(value) ? value : expected(`one of ${choices.join(", ")}`, value);
+};
+// A host name or an IP address (IPv6 brackets dropped: Deno.serve wants them bare). Nothing
+// else can be listened on, and a comma or a space would break the launcher's --allow-net.
+const host = (raw: string): string => {
+  const bare = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
+  const name = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+  if (raw.length <= 253 && (name.test(bare) || /^[0-9a-f:.]*:[0-9a-f:.]*$/i.test(bare))) {
+    return bare;
+  }
+  return expected("an IP address or a host name of this machine", raw);
+};
+// Paths the server answers itself are refused, so the tunnel never shadows them.
+const RESERVED = ["/api", "/build", "/_dev", "/healthz", "/debug"];
+const path = (raw: string): string => {
+  const reserved = RESERVED.some((p) => raw === p || raw.startsWith(`${p}/`));
+  const dots = raw.split("/").some((s) => s === "." || s === "..");
+  if (/^(\/[A-Za-z0-9_.-]+)+$/.test(raw) && !dots && !reserved) return raw;
+  return expected(
+    `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", "."), not under ` +
+      RESERVED.join(", "),
+    raw,
+  );
+};
+const dsn = (raw: string): Dsn => {
+  const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
+  // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
+  if (parsed.secretKey !== "") {
+    throw new ConfigError(
+      `the DSN holds a secret key (https://<key>:<secret>@...), which browsers would see; ` +
+        `remove ":<secret>" (Sentry does not need it)`,
+    );
+  }
+  return parsed;
+};
+const dsnList = (raw: string): Dsn[] =>
+  raw.split(",").map((s) => s.trim()).filter((s) => s !== "").map(dsn);
+
+/** How each variable the server reads in production is parsed. */
+const VARIABLES = {
+  PORT: integer(0, 65535),
+  HOST: host,
+  SENTRY_DSN: (raw: string) => (dsn(raw), raw),
+  SENTRY_ENVIRONMENT: text,
+  SENTRY_RELEASE: text,
+  SENTRY_TRACES_SAMPLE_RATE: rate,
+  TUNNEL_ALLOWED_DSNS: dsnList,
+  TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
+  TUNNEL_TIMEOUT_MS: integer(1, 600_000),
+  TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
+  TUNNEL_PATH: path,
+  TRUST_PROXY: boolean,
+  SERVE_SOURCE_MAPS: boolean,
+  DEBUG_ERROR_ROUTE: boolean,
+  LOG_FORMAT: oneOf("json", "text"),
+  HSTS: oneOf("auto", "on", "off"),
+  // Development switches: read only when granted (`deno task dev` is, production never).
+  DEV_MODE: boolean,
+  DEV_INBOX: boolean,
+};
+type Name = keyof typeof VARIABLES;
+
+/** The variables {@link loadConfig} reads in production; start-up checks env permission on these. */
+export const CONFIG_VARIABLES = (Object.keys(VARIABLES) as Name[]).filter((name) =>
+  !name.startsWith("DEV_")
+);
+
+/** The development switches, granted by `deno task dev` only. */
+export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
+
+/** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
+export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
+
+/** Deno's own variables for an outbound proxy; the launcher grants the proxy's host. */
+export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
 
 /**
  * Build a {@link Config} from environment variables.
@@ -69,98 +166,53 @@ export const DEFAULTS = {
  * loadConfig({ PORT: "0", HOST: "127.0.0.1" }).port; // 0
  */
 export function loadConfig(env: Env): Config {
-  const devMode = boolean(env, "DEV_MODE", false);
-  const ownSentryDsn = optional(env, "SENTRY_DSN");
-  const devInbox = boolean(env, "DEV_INBOX", devMode && ownSentryDsn === undefined);
-  if (devInbox && ownSentryDsn !== undefined) {
+  const read = <N extends Name>(name: N): ReturnType<(typeof VARIABLES)[N]> | undefined => {
+    // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
+    const raw = env[name]?.trim();
+    if (!raw) return undefined;
+    try {
+      return VARIABLES[name](raw) as ReturnType<(typeof VARIABLES)[N]>;
+    } catch (error) {
+      throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
+    }
+  };
+  const devMode = read("DEV_MODE") ?? false;
+  const ownDsn = read("SENTRY_DSN");
+  const devInbox = read("DEV_INBOX") ?? (devMode && ownDsn === undefined);
+  if (devInbox && ownDsn !== undefined) {
     throw new ConfigError(
-      "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces Sentry)",
+      "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces it)",
     );
   }
   // The inbox stands in for Sentry: both SDKs get a DSN that only this server answers.
-  const sentryDsn = devInbox ? DEV_INBOX_DSN : ownSentryDsn;
-  const ownDsn = sentryDsn === undefined ? [] : [dsnValue("SENTRY_DSN", sentryDsn)];
-  const extraDsns = (optional(env, "TUNNEL_ALLOWED_DSNS") ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-    .map((s) => dsnValue("TUNNEL_ALLOWED_DSNS", s));
+  const sentryDsn = devInbox ? DEV_INBOX_DSN : ownDsn;
+  const own = sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!];
   return {
-    port: integer(env, "PORT", DEFAULTS.port, 0, 65535),
-    host: hostValue(env, "HOST", DEFAULTS.host),
+    port: read("PORT") ?? DEFAULTS.port,
+    host: read("HOST") ?? DEFAULTS.host,
     sentryDsn,
-    sentryEnvironment: optional(env, "SENTRY_ENVIRONMENT") ??
+    sentryEnvironment: read("SENTRY_ENVIRONMENT") ??
       (devMode ? "development" : DEFAULTS.sentryEnvironment),
-    sentryRelease: optional(env, "SENTRY_RELEASE"),
+    sentryRelease: read("SENTRY_RELEASE"),
     // In development every request and page load is traced, so the inbox shows them all.
-    tracesSampleRate: rate(
-      env,
-      "SENTRY_TRACES_SAMPLE_RATE",
-      devMode ? 1 : DEFAULTS.tracesSampleRate,
-    ),
-    tunnelAllowedDsns: [...ownDsn, ...extraDsns],
-    tunnelMaxBodyBytes: integer(
-      env,
-      "TUNNEL_MAX_BODY_BYTES",
-      DEFAULTS.tunnelMaxBodyBytes,
-      1,
-      Number.MAX_SAFE_INTEGER,
-    ),
-    tunnelTimeoutMs: integer(env, "TUNNEL_TIMEOUT_MS", DEFAULTS.tunnelTimeoutMs, 1, 600_000),
-    tunnelRateLimit: integer(env, "TUNNEL_RATE_LIMIT", DEFAULTS.tunnelRateLimit, 0, 1_000_000),
-    tunnelPath: tunnelPath(env, "TUNNEL_PATH", DEFAULTS.tunnelPath),
-    trustProxy: boolean(env, "TRUST_PROXY", false),
-    serveSourceMaps: boolean(env, "SERVE_SOURCE_MAPS", false),
-    debugErrorRoute: boolean(env, "DEBUG_ERROR_ROUTE", false),
-    logFormat: oneOf(env, "LOG_FORMAT", ["json", "text"] as const, "json"),
-    hsts: oneOf(env, "HSTS", ["auto", "on", "off"] as const, "auto"),
+    tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ??
+      (devMode ? 1 : DEFAULTS.tracesSampleRate),
+    tunnelAllowedDsns: [...own, ...read("TUNNEL_ALLOWED_DSNS") ?? []],
+    tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? DEFAULTS.tunnelMaxBodyBytes,
+    tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? DEFAULTS.tunnelTimeoutMs,
+    tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? DEFAULTS.tunnelRateLimit,
+    tunnelPath: read("TUNNEL_PATH") ?? DEFAULTS.tunnelPath,
+    trustProxy: read("TRUST_PROXY") ?? false,
+    serveSourceMaps: read("SERVE_SOURCE_MAPS") ?? false,
+    debugErrorRoute: read("DEBUG_ERROR_ROUTE") ?? false,
+    logFormat: read("LOG_FORMAT") ?? "json",
+    hsts: read("HSTS") ?? "auto",
     devMode,
     devInbox,
   };
 }
 
-/** The variables {@link loadConfig} reads in production; start-up checks env permission on these. */
-export const CONFIG_VARIABLES = [
-  "PORT",
-  "HOST",
-  "SENTRY_DSN",
-  "SENTRY_ENVIRONMENT",
-  "SENTRY_RELEASE",
-  "SENTRY_TRACES_SAMPLE_RATE",
-  "TUNNEL_ALLOWED_DSNS",
-  "TUNNEL_MAX_BODY_BYTES",
-  "TUNNEL_TIMEOUT_MS",
-  "TUNNEL_RATE_LIMIT",
-  "TUNNEL_PATH",
-  "TRUST_PROXY",
-  "SERVE_SOURCE_MAPS",
-  "DEBUG_ERROR_ROUTE",
-  "LOG_FORMAT",
-  "HSTS",
-] as const;
-
-/**
- * Development switches: read only when the process was granted them (`deno task dev` is; the
- * production tasks are not), so production ignores them whatever the environment says.
- */
-export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
-
-/** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
-export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
-
-/**
- * Deno's own variables for an outbound proxy: its fetch reads them without --allow-env, and the
- * launcher reads them to grant the proxy's host (see `proxyHosts`).
- */
-export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
-
-/** What the launcher (server/tasks/start.ts) reads: the server's variables and the proxies. */
-export const LAUNCHER_ENV_VARIABLES: readonly string[] = [
-  ...SERVER_ENV_VARIABLES,
-  ...PROXY_VARIABLES,
-];
-
-/** The configuration variables from the process environment (only those: least privilege). */
+/** The configuration variables from the process environment, and the development switches where granted. */
 export function readEnv(): Record<string, string | undefined> {
   const dev = DEV_VARIABLES.filter((variable) =>
     Deno.permissions.querySync({ name: "env", variable }).state === "granted"
@@ -168,110 +220,4 @@ export function readEnv(): Record<string, string | undefined> {
   return Object.fromEntries(
     [...CONFIG_VARIABLES, ...dev].map((name) => [name, Deno.env.get(name)]),
   );
-}
-
-// Empty strings count as unset: `FOO= deno task start` is a common way to clear a value.
-function optional(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === "" ? undefined : value;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
-    throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got ${show(raw)}`);
-  }
-  return value;
-}
-
-// A host name, an IPv4 address or an IPv6 address (brackets allowed, and dropped: Deno.serve
-// wants them bare). Anything else could not be listened on, and a comma or a space would
-// break the launcher's --allow-net list.
-const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
-const IPV6 = /^[0-9a-f:.]*:[0-9a-f:.]*$/i;
-
-function hostValue(env: Env, name: string, fallback: string): string {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const bare = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
-  if (raw.length <= 253 && (HOST_NAME.test(bare) || IPV6.test(bare))) return bare;
-  throw new ConfigError(
-    `${name}: expected an IP address or a host name of this machine, got ${show(raw)}`,
-  );
-}
-
-function rate(env: Env, name: string, fallback: number): number {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 1)) {
-    throw new ConfigError(`${name}: expected a number from 0 to 1, got ${show(raw)}`);
-  }
-  return value;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = optional(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (["1", "true", "yes", "on"].includes(raw)) return true;
-  if (["0", "false", "no", "off"].includes(raw)) return false;
-  throw new ConfigError(`${name}: expected true or false, got ${show(raw)}`);
-}
-
-// One or more segments of letters, digits, "-", "_" and "."; no "." or ".." segment, no
-// trailing slash. Paths the server answers itself (or reserves) are refused so the tunnel can
-// never shadow them; a page at the same path stops start-up as a duplicate route.
-const TUNNEL_PATH = /^(\/[A-Za-z0-9_.-]+)+$/;
-const RESERVED_PREFIXES = ["/api", "/build", "/_dev", "/healthz", "/debug"];
-
-function tunnelPath(env: Env, name: string, fallback: string): string {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const reserved = RESERVED_PREFIXES.find((p) => raw === p || raw.startsWith(`${p}/`));
-  if (
-    !TUNNEL_PATH.test(raw) || raw.split("/").some((s) => s === "." || s === "..") ||
-    reserved !== undefined
-  ) {
-    throw new ConfigError(
-      `${name}: expected a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", "."), ` +
-        `not under ${RESERVED_PREFIXES.join(", ")}, got ${show(raw)}`,
-    );
-  }
-  return raw;
-}
-
-function oneOf<const T extends string>(
-  env: Env,
-  name: string,
-  choices: readonly T[],
-  fallback: T,
-): T {
-  const raw = optional(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if ((choices as readonly string[]).includes(raw)) return raw as T;
-  throw new ConfigError(`${name}: expected one of ${choices.join(", ")}, got ${show(raw)}`);
-}
-
-function dsnValue(name: string, raw: string): Dsn {
-  const dsn = parseDsn(raw);
-  if (dsn === null) {
-    throw new ConfigError(
-      `${name}: expected a Sentry DSN like https://<key>@<host>/<project-id>, got ${show(raw)}`,
-    );
-  }
-  // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
-  if (dsn.secretKey !== "") {
-    throw new ConfigError(
-      `${name}: the DSN holds a secret key (https://<key>:<secret>@...), which browsers would ` +
-        `see; remove ":<secret>" (Sentry does not need it)`,
-    );
-  }
-  return dsn;
-}
-
-// Quote and shorten so a pasted secret or a huge value never floods the one-line error.
-function show(raw: string): string {
-  return JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
 }

@@ -3,11 +3,11 @@
  * the configuration is missing. It must run before React is evaluated, because React reads
  * NODE_ENV while loading and would otherwise fail with a stack trace instead.
  */
-import { describeMissing, envPermissions, firstMissing } from "./permissions.ts";
+import { envPermissions, missingPermission } from "./permissions.ts";
 
-const missing = firstMissing(envPermissions());
+const missing = missingPermission(envPermissions());
 if (missing) {
-  console.error(`error: ${describeMissing(missing)}`);
+  console.error(`error: ${missing}`);
   Deno.exit(1);
 }
 

@@ -1,54 +1,68 @@
 /**
- * The exact Deno permissions the server process needs for a configuration: listen on its
- * address, reach the Sentry hosts it forwards to (and the outbound proxy, if one is set), read
- * `static/`, read its own variables.
- * No write, no run, no `--allow-all`. The same needs are checked at start-up (permissions.ts).
- * The last argument tells the server that its stdin is the launcher's lifeline (parent_gone.ts).
+ * The Deno command line that starts the server with least privilege: listen on its address,
+ * reach the Sentry hosts (and an outbound proxy), read `static/` and its own variables, plus
+ * what deno.json grants the app's code (`permissions.app`). No write, no run, no `--allow-all`.
+ * The launcher (`deno task start`) and the dev runner both build their server's flags here, so
+ * a grant missing in production is missing in development first.
  */
-import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { type Config, DEV_VARIABLES, SERVER_ENV_VARIABLES } from "./config.ts";
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { formatHost } from "./listen_address.ts";
-import { netHosts } from "./permissions.ts";
+import { type AppPermissions, netHosts } from "./permissions.ts";
 
 /**
- * How the server runs: `run` is one process on main.ts (`deno task start`); `parallel` is
- * `deno serve --parallel` on serve.ts, one worker per core or `DENO_JOBS` on the same port
- * (`deno task start:parallel`), listening on the configuration's HOST and PORT.
+ * `run`: one process on main.ts (`deno task start`); `parallel`: `deno serve --parallel` on
+ * serve.ts, a worker per core (`deno task start:parallel`); `dev`: main.ts under the dev runner,
+ * which also reads client/ and server/ (the dev modules) and the dev switches.
  */
-export type ServingMode = "run" | "parallel";
+export type ServingMode = "run" | "parallel" | "dev";
 
 /**
- * V8's young generation capped at 4 MB per semi-space. Its default grows to 16 MB or more under
- * load, and a server whose requests leave almost nothing alive gains nothing from it: measured
- * with `GET /` load at 64 connections, RSS after load 159 -> ~105 MB (monitoring on), no CPU cost
- * per request outside the noise (BENCHMARKS.md, page section).
+ * V8's young generation capped at 4 MB per semi-space: its default grows to 16 MB or more under
+ * load, and requests that leave almost nothing alive gain nothing from it (RSS after load about
+ * a third lower, no CPU cost per request outside the noise; BENCHMARKS.md).
  */
 export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
 
+/** What {@link servingArgs} can be given besides the configuration and the app's grants. */
+export interface ServingOptions {
+  readonly mode?: ServingMode;
+  /** `host:port` of outbound proxies to grant (permissions.ts `proxyHosts`). */
+  readonly proxies?: readonly string[];
+}
+
 /**
- * Deno arguments that start the server with least privilege.
+ * Deno arguments that start the server: the shell's own needs merged with the app's grants
+ * kind by kind (an explicit `--allow-net=...` would replace a permission set's `net` entry).
+ * The last argument tells the server that its stdin is its parent's lifeline (parent_gone.ts).
  *
  * @example
- * servingArgs(loadConfig({ PORT: "8000" }));
- * // ["run", "--v8-flags=...", "--allow-net=0.0.0.0:8000", "--allow-read=static", "--allow-env=...", "main.ts",
- * //  "--until-stdin-closes"]
+ * servingArgs(loadConfig({ PORT: "8000" }), { env: ["API_KEY"] });
+ * // ["run", V8_FLAGS, "--allow-net=0.0.0.0:8000", "--allow-read=static",
+ * //  "--allow-env=NODE_ENV,PORT,...,API_KEY", "main.ts", "--until-stdin-closes"]
  */
 export function servingArgs(
   config: Config,
-  mode: ServingMode = "run",
-  proxies: readonly string[] = [],
+  app: AppPermissions = {},
+  { mode = "run", proxies = [] }: ServingOptions = {},
 ): string[] {
+  const dev = mode === "dev";
+  const allow = (kind: keyof AppPermissions, shell: readonly string[]) => {
+    const granted = app[kind];
+    if (granted === true) return `--allow-${kind}`;
+    return `--allow-${kind}=${[...new Set([...shell, ...granted || []])].join(",")}`;
+  };
   const permissions = [
-    `--allow-net=${netHosts(config, proxies).join(",")}`,
-    "--allow-read=static",
-    `--allow-env=${SERVER_ENV_VARIABLES.join(",")}`,
+    allow("net", netHosts(config, proxies)),
+    allow("read", dev ? ["static", "client", "server"] : ["static"]),
+    allow("env", dev ? [...SERVER_ENV_VARIABLES, ...DEV_VARIABLES] : SERVER_ENV_VARIABLES),
   ];
-  if (mode === "run") return ["run", V8_FLAGS, ...permissions, "main.ts", STDIN_LIFELINE_FLAG];
+  if (mode !== "parallel") return ["run", V8_FLAGS, ...permissions, "main.ts", STDIN_LIFELINE_FLAG];
+  const address = [`--host=${formatHost(config.host)}`, `--port=${config.port}`];
   return [
     "serve",
     "--parallel",
-    `--host=${formatHost(config.host)}`,
-    `--port=${config.port}`,
+    ...address,
     V8_FLAGS,
     ...permissions,
     "serve.ts",

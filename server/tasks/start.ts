@@ -1,42 +1,38 @@
 /**
- * `deno task start`'s launcher: validate the configuration, then run `main.ts` in a child
- * process with exactly the permissions that configuration needs (see serve_args.ts). With
- * `--parallel` (`deno task start:parallel`) the child is `deno serve --parallel serve.ts`
- * instead, with the same permissions and address. The
- * permission list depends on PORT, HOST, the DSNs and an outbound proxy, which a static task
- * cannot know; this
- * process holds `--allow-run` only to start the server (and to list its ancestors with `ps`).
+ * `deno task start`'s launcher: validate the configuration and deno.json's `permissions.app`,
+ * then run the server in a child process with exactly the permissions they call for
+ * (serve_args.ts): `main.ts`, or with `--parallel` (`deno task start:parallel`)
+ * `deno serve --parallel serve.ts`. A static task cannot know them: they depend on PORT, HOST,
+ * the DSNs and an outbound proxy. This process needs `--allow-run` to start the server (and
+ * `ps`), which already lets it start anything, so it reads the environment unscoped; the
+ * server it starts holds only what it needs.
  *
  * It forwards SIGINT/SIGTERM to the server, and sends SIGTERM itself when the command that
  * started it goes away without a word (npx killed: see parent_gone.ts). If this process is
  * killed outright, the server sees its stdin close and shuts down the same way.
  */
-import { loadConfig, PROXY_VARIABLES, readEnv } from "../lifecycle/config.ts";
-import { proxyHosts } from "../lifecycle/permissions.ts";
-import {
-  parseProcessTable,
-  readProcessTable,
-  taskAncestors,
-  watchAncestors,
-} from "../lifecycle/parent_gone.ts";
+import { CONFIG_VARIABLES, loadConfig } from "../lifecycle/config.ts";
+import { proxyHosts, readAppPermissions } from "../lifecycle/permissions.ts";
+import { readProcessTable, taskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { servingArgs } from "../lifecycle/serve_args.ts";
 import { STOP_SIGNALS } from "../lifecycle/shutdown.ts";
 import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 
 let args: string[];
 try {
-  const proxies = proxyHosts(Object.fromEntries(PROXY_VARIABLES.map((n) => [n, Deno.env.get(n)])));
-  args = servingArgs(
-    loadConfig(readEnv()),
-    Deno.args.includes("--parallel") ? "parallel" : "run",
-    proxies,
-  );
+  const env = Deno.env.toObject();
+  // The configuration only: the dev switches are never the launcher's to pass on.
+  const config = loadConfig(Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, env[name]])));
+  args = servingArgs(config, await readAppPermissions(), {
+    mode: Deno.args.includes("--parallel") ? "parallel" : "run",
+    proxies: proxyHosts(env),
+  });
 } catch (error) {
   exitOnStartupError(error);
 }
 
 // Listed before the server starts, so `ps` is never a second child next to it.
-const ancestors = taskAncestors(parseProcessTable(await readProcessTable()), Deno.ppid);
+const ancestors = taskAncestors(await readProcessTable(), Deno.ppid);
 
 // stdin is the server's lifeline: a pipe that nothing is written to and that only closes when
 // this process ends.

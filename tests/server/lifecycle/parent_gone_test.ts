@@ -4,7 +4,7 @@
  * above `deno task` dies and nobody is told.
  */
 import assert from "node:assert/strict";
-import { parseProcessTable, taskAncestors } from "../../../server/lifecycle/parent_gone.ts";
+import { taskAncestors } from "../../../server/lifecycle/parent_gone.ts";
 import {
   collectOutput,
   inheritedEnv,
@@ -14,24 +14,24 @@ import {
 } from "../../support/server.ts";
 
 Deno.test("taskAncestors: the parent, then the task wrappers above it, never the shell or init", () => {
-  const npx = parseProcessTable([
+  const npx = [
     "  1     0 /sbin/init",
     " 90     1 -bash",
     "100    90 npm exec deno@2.9.6 task start",
     "101   100 sh -c 'deno' task start",
     "102   101 deno task start",
     "103   102 /usr/bin/deno run --allow-env=NODE_ENV --allow-run server/tasks/start.ts",
-  ].join("\n"));
+  ].join("\n");
   assert.deepEqual(taskAncestors(npx, 102), [102, 101, 100]);
 
   // `nohup deno task start &` typed in a shell: the shell may log out, the task lives on.
-  const nohup = parseProcessTable(" 90 1 -bash\n102 90 deno task start\n");
+  const nohup = " 90 1 -bash\n102 90 deno task start\n";
   assert.deepEqual(taskAncestors(nohup, 102), [102]);
   // Run directly, or under a supervisor: only the parent.
-  assert.deepEqual(taskAncestors(parseProcessTable(" 90 1 -bash\n"), 90), [90]);
-  assert.deepEqual(taskAncestors(parseProcessTable(""), 55), [55], "ps missing: the parent");
+  assert.deepEqual(taskAncestors(" 90 1 -bash\n", 90), [90]);
+  assert.deepEqual(taskAncestors("", 55), [55], "ps missing: the parent");
   // npx as the container's first process: pid 1's end kills the container anyway.
-  const docker = parseProcessTable("1 0 npm exec deno task start\n7 1 deno task start\n");
+  const docker = "1 0 npm exec deno task start\n7 1 deno task start\n";
   assert.deepEqual(taskAncestors(docker, 7), [7]);
   assert.deepEqual(taskAncestors(docker, 1), []);
 });

@@ -1,12 +1,15 @@
 import assert from "node:assert/strict";
-import { loadConfig } from "../../../server/lifecycle/config.ts";
+import { CONFIG_VARIABLES, DEV_VARIABLES, loadConfig } from "../../../server/lifecycle/config.ts";
 import { servingArgs, V8_FLAGS } from "../../../server/lifecycle/serve_args.ts";
 import { proxyHosts } from "../../../server/lifecycle/permissions.ts";
 
-Deno.test("servingArgs: both modes cap V8's young generation, as a Deno flag before the script", () => {
+const allow = (args: string[], kind: string) =>
+  args.find((a) => a === `--allow-${kind}` || a.startsWith(`--allow-${kind}=`));
+
+Deno.test("servingArgs: every mode caps V8's young generation, as a Deno flag before the script", () => {
   const config = loadConfig({ PORT: "9000" });
-  for (const mode of ["run", "parallel"] as const) {
-    const args = servingArgs(config, mode);
+  for (const mode of ["run", "parallel", "dev"] as const) {
+    const args = servingArgs(config, {}, { mode });
     const script = args.findIndex((a) => a.endsWith(".ts"));
     // After the script it would be one of the script's own arguments, and V8 would never see it.
     assert.ok(args.indexOf(V8_FLAGS) > 0 && args.indexOf(V8_FLAGS) < script, args.join(" "));
@@ -22,7 +25,39 @@ Deno.test("servingArgs: an outbound proxy's host is granted next to the ingests'
     HTTP_PROXY: "not a url at all",
   });
   assert.deepEqual(proxies, ["proxy.internal:3128", "10.0.0.9:80"]);
-  const [net] = servingArgs(config, "run", proxies).filter((a) => a.startsWith("--allow-net="));
-  assert.equal(net, "--allow-net=0.0.0.0:9000,o1.ingest.sentry.io,proxy.internal:3128,10.0.0.9:80");
+  assert.equal(
+    allow(servingArgs(config, {}, { proxies }), "net"),
+    "--allow-net=0.0.0.0:9000,o1.ingest.sentry.io,proxy.internal:3128,10.0.0.9:80",
+  );
   assert.deepEqual(proxyHosts({}), []);
+});
+
+Deno.test("servingArgs: the app's grants join the shell's own, kind by kind; true grants all", () => {
+  const config = loadConfig({ PORT: "9000", HOST: "127.0.0.1" });
+  const app = { net: ["api.example.com:443", "127.0.0.1:9000"], env: ["API_KEY"], read: ["data"] };
+  const args = servingArgs(config, app);
+  assert.equal(allow(args, "net"), "--allow-net=127.0.0.1:9000,api.example.com:443");
+  assert.equal(allow(args, "read"), "--allow-read=static,data");
+  assert.equal(
+    allow(args, "env"),
+    `--allow-env=${["NODE_ENV", ...CONFIG_VARIABLES, "API_KEY"].join(",")}`,
+  );
+  assert.equal(args.filter((a) => a.startsWith("--allow-")).length, 3, "no other kind");
+  const all = servingArgs(config, { net: true, env: false, read: [] });
+  assert.equal(allow(all, "net"), "--allow-net");
+  assert.equal(allow(all, "env"), `--allow-env=${["NODE_ENV", ...CONFIG_VARIABLES].join(",")}`);
+  assert.equal(allow(all, "read"), "--allow-read=static");
+});
+
+Deno.test("servingArgs: dev grants what production does, plus the dev modules and switches", () => {
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1" });
+  const app = { env: ["API_KEY"], net: ["127.0.0.1:7000"] };
+  const run = servingArgs(config, app);
+  const dev = servingArgs(config, app, { mode: "dev" });
+  assert.equal(allow(dev, "net"), allow(run, "net"));
+  assert.equal(allow(dev, "read"), "--allow-read=static,client,server");
+  const names = (args: string[]) => allow(args, "env")!.split("=")[1].split(",").sort();
+  assert.deepEqual(names(dev), [...names(run), ...DEV_VARIABLES].sort());
+  assert.doesNotMatch(run.join(" "), /DEV_/, "production never reads the dev switches");
+  assert.deepEqual(dev.slice(-2), ["main.ts", "--until-stdin-closes"]);
 });
