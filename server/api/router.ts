@@ -1,9 +1,10 @@
 /**
- * API routes: `(req) => Response` handlers for exact paths under `/api/`, declared in
+ * API routes: `(req, ctx) => Response` handlers for exact paths under `/api/`, declared in
  * `server/api/routes.ts`. They run inside the app's handler chain (limits, security headers,
- * request log, tracing, error reporting); what this module adds is their JSON error answers.
+ * request log, tracing, error reporting); what this module adds is their context (request id,
+ * client address, a bounded JSON body reader) and their JSON error answers.
  */
-import type { Handler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/handler.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
 export const API_PREFIX = "/api/";
@@ -11,30 +12,126 @@ export const API_PREFIX = "/api/";
 /** The HTTP methods an API route can answer. */
 export type ApiMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/** What an API handler gets besides the request. */
+export interface ApiContext {
+  /** The request's id, as sent back in `X-Request-Id` and written in the request log. */
+  readonly requestId: string;
+  /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
+  readonly clientAddress: string;
+  /**
+   * The request body as JSON, read up to the size limit. A client's mistake is answered for
+   * the handler, never a 500: 415 unless the body is declared `application/json` (or
+   * `…+json`), 413 over the limit (read no further), 400 when empty or malformed.
+   */
+  json<T = unknown>(): Promise<T>;
+}
+
+/** An API route's handler. */
+export type ApiHandler = (req: Request, ctx: ApiContext) => Response | Promise<Response>;
+
 /** API handlers by exact path, then by method. Keys are written by developers, never clients. */
-export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, Handler>>>>>;
+export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, ApiHandler>>>>>;
+
+/** The default of API_MAX_BODY_BYTES: the largest JSON body `ctx.json()` reads. */
+export const API_MAX_BODY_BYTES = 1024 * 1024;
+
+/** What the API's context needs from the server's configuration. */
+export interface ApiOptions {
+  /** Take the client address from X-Forwarded-For (its last entry, the proxy's). */
+  readonly trustProxy: boolean;
+  /** Largest JSON body `ctx.json()` reads (API_MAX_BODY_BYTES). */
+  readonly maxBodyBytes: number;
+}
+
+/** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
 
 /**
- * Check the declared API routes and list them as `[path, handlers by method]`. Throws on a path
- * outside {@link API_PREFIX} or with a query, so a typo stops start-up.
+ * Check the declared API routes and list them as `[path, handlers by method]`, each handler
+ * given its context; a route with GET answers HEAD too. Throws on a path outside
+ * {@link API_PREFIX} or with a query, so a typo stops start-up.
  *
  * @example
- * for (const [path, methods] of apiRouteEntries({ "/api/hello": { GET: hello } })) ...
+ * for (const [path, methods] of apiRouteEntries({ "/api/hello": { GET: hello } }, options)) ...
  */
 export function apiRouteEntries(
   routes: ApiRoutes,
-): [path: string, methods: Record<string, Handler>][] {
+  options: ApiOptions,
+): [path: string, methods: Record<string, ContextHandler>][] {
   return Object.entries(routes).map(([path, methods]) => {
     if (!path.startsWith(API_PREFIX) || /[?#\s]/.test(path)) {
       throw new Error(`API path ${JSON.stringify(path)}: must start with ${API_PREFIX}`);
     }
-    const handlers: Record<string, Handler> = {};
+    const handlers: Record<string, ContextHandler> = {};
     for (const [method, handler] of Object.entries(methods)) {
-      if (handler !== undefined) handlers[method] = handler;
+      if (handler !== undefined) handlers[method] = withContext(handler, options);
     }
+    // Deno sends a HEAD answer without its body.
+    if (handlers.GET !== undefined) handlers.HEAD ??= handlers.GET;
     if (Object.keys(handlers).length === 0) throw new Error(`API path ${path}: no method`);
     return [path, handlers];
   });
+}
+
+function withContext(handler: ApiHandler, options: ApiOptions): ContextHandler {
+  return (req, info, ctx) => {
+    const api: ApiContext = {
+      requestId: ctx.requestId,
+      clientAddress: clientAddress(req, info, options.trustProxy),
+      json: () => readJson(req, options.maxBodyBytes),
+    };
+    try {
+      const res = handler(req, api);
+      return res instanceof Promise ? res.catch(refusal) : res;
+    } catch (error) {
+      return refusal(error);
+    }
+  };
+}
+
+// An ApiError becomes its answer; anything else is the app's fault, for the app to report.
+function refusal(error: unknown): Response {
+  if (error instanceof ApiError) return apiError(error.status, error.message);
+  throw error;
+}
+
+function clientAddress(req: Request, info: Deno.ServeHandlerInfo, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = req.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+    if (forwarded) return forwarded;
+  }
+  const addr = info.remoteAddr as Partial<Deno.NetAddr>;
+  return addr.hostname ?? "";
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+async function readJson<T>(req: Request, limit: number): Promise<T> {
+  if (!JSON_TYPE.test(req.headers.get("content-type") ?? "")) {
+    throw new ApiError(415, "expected a JSON body (content-type: application/json)");
+  }
+  const tooLarge = () => new ApiError(413, `body larger than ${limit} bytes`);
+  if (Number(req.headers.get("content-length") ?? 0) > limit) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body ?? []) {
+    size += chunk.length;
+    // Leaving the loop cancels the body: nothing past the limit is read.
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  if (size === 0) throw new ApiError(400, "empty body, expected JSON");
+  try {
+    // Blob.text() decodes UTF-8 and drops a leading byte order mark, as browsers send it.
+    return JSON.parse(await new Blob(chunks as BlobPart[]).text());
+  } catch {
+    throw new ApiError(400, "malformed JSON body");
+  }
 }
 
 /** Whether a request path belongs to the API (and so gets JSON errors). */

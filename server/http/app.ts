@@ -6,6 +6,7 @@
  * app without a network.
  */
 import {
+  API_MAX_BODY_BYTES,
   apiInternalError,
   apiMethodNotAllowed,
   apiNotFound,
@@ -85,7 +86,8 @@ export function createApp(deps: AppDeps): Handler {
     if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
     routes.set(path, entry);
   };
-  for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes)) {
+  const apiOptions = { trustProxy: deps.config.trustProxy, maxBodyBytes: API_MAX_BODY_BYTES };
+  for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
     add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
   }

@@ -19,7 +19,11 @@ Deno.test("an API route answers JSON through the app's chain: headers, log line,
   assert.equal(log.path, "/api/hello");
   assert.equal(log.status, 200);
   assert.equal(log.requestId, "api-hello-1");
-  const echo = await fetch("/api/echo", { method: "POST", body: '{"a":[1]}' });
+  const echo = await fetch("/api/echo", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: '{"a":[1]}',
+  });
   assert.deepEqual(await echo.json(), { a: [1] });
 });
 
@@ -89,22 +93,115 @@ Deno.test("an unknown API path is a JSON 404, on any method, never traced", asyn
 
 Deno.test("a wrong method on an API path is a JSON 405 with Allow", async () => {
   const { fetch } = await fixtureApp();
-  for (const method of ["POST", "PUT", "HEAD", "constructor", "__proto__"]) {
+  for (const method of ["POST", "PUT", "constructor", "__proto__"]) {
     const res = await fetch("/api/hello", { method });
     assert.equal(res.status, 405, method);
-    assert.equal(res.headers.get("allow"), "GET");
+    assert.equal(res.headers.get("allow"), "GET, HEAD");
     assert.equal(res.headers.get("content-type"), "application/json");
     await res.body?.cancel();
   }
 });
 
-Deno.test("apiRouteEntries: a path outside /api/ or with a query throws", () => {
+Deno.test("apiRouteEntries: a path outside /api/ or with a query throws; GET brings HEAD", () => {
   const GET = () => new Response();
+  const options = { trustProxy: false, maxBodyBytes: 10 };
   for (const path of ["/hello", "api/hello", "/api/a?b", "/apix"]) {
-    assert.throws(() => apiRouteEntries({ [path]: { GET } }), /must start with \/api\//, path);
+    assert.throws(() => apiRouteEntries({ [path]: { GET } }, options), /must start with \/api\//);
   }
-  assert.throws(() => apiRouteEntries({ "/api/x": {} }), /no method/);
-  assert.deepEqual(apiRouteEntries({ "/api/x": { GET } }).map(([p, m]) => [p, Object.keys(m)]), [
-    ["/api/x", ["GET"]],
+  assert.throws(() => apiRouteEntries({ "/api/x": {} }, options), /no method/);
+  const listed = apiRouteEntries({ "/api/x": { GET }, "/api/y": { POST: GET } }, options);
+  assert.deepEqual(listed.map(([p, m]) => [p, Object.keys(m)]), [
+    ["/api/x", ["GET", "HEAD"]],
+    ["/api/y", ["POST"]],
   ]);
+});
+
+// Over a real socket, as a client sends them: ctx.json()'s answers to a client's mistakes.
+Deno.test("ctx.json(): 400 malformed, 400 empty, 415 wrong type, 413 too large, 200 valid; none reported", async () => {
+  const { app, errors, failures } = await fixtureApp();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);
+  const url = `http://127.0.0.1:${server.addr.port}/api/echo`;
+  const json = { "content-type": "application/json" };
+  const cases: [RequestInit, number, string][] = [
+    [{ headers: json, body: '{"a":' }, 400, "malformed JSON body"],
+    [{ headers: json, body: "" }, 400, "empty body, expected JSON"],
+    [{ body: '{"a":1}' }, 415, "expected a JSON body (content-type: application/json)"],
+    [{ headers: { "content-type": "text/plain" }, body: '{"a":1}' }, 415, ""],
+    [{ headers: json, body: "x".repeat(2 * 1024 * 1024) }, 413, "body larger than 1048576 bytes"],
+    [
+      { headers: { "content-type": "application/vnd.api+json; charset=utf-8" }, body: "\uFEFF[1]" },
+      200,
+      "",
+    ],
+  ];
+  for (const [init, status, message] of cases) {
+    const res = await fetch(url, { method: "POST", ...init });
+    const body = await res.json();
+    assert.equal(res.status, status, JSON.stringify(body));
+    assert.equal(res.headers.get("content-type"), "application/json");
+    if (message) assert.deepEqual(body, { error: message });
+  }
+  const echoed = await fetch(url, { method: "POST", headers: json, body: '{"a":[1]}' });
+  assert.deepEqual(await echoed.json(), { a: [1] });
+  assert.match(echoed.headers.get("x-id") ?? "", /^[0-9a-f-]{36}$/, "ctx.requestId");
+  assert.equal(echoed.headers.get("x-id"), echoed.headers.get("x-request-id"));
+  assert.deepEqual(errors, [], "no client mistake is reported");
+  assert.deepEqual(failures, []);
+});
+
+Deno.test("ctx.json(): 20 bodies of 64 MiB are refused without being read; memory stays flat", async () => {
+  const { app, errors } = await fixtureApp();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);
+  const url = `http://127.0.0.1:${server.addr.port}/api/echo`;
+  const MiB = 1024 * 1024;
+  // Streamed without a Content-Length, so the limit is found while reading, not announced; the
+  // stream counts what the server let it send before it stopped reading.
+  const chunk = new Uint8Array(64 * 1024);
+  const post = async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 64 * MiB) return controller.close();
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    }).catch(() => null);
+    await res?.body?.cancel();
+    return { status: res?.status, pulled };
+  };
+  await post();
+  const before = Deno.memoryUsage().rss;
+  const sent = [];
+  for (let i = 0; i < 20; i++) sent.push(await post());
+  const grown = Deno.memoryUsage().rss - before;
+  // Read whole, each would be 64 MiB: 1.25 GiB in all. Past the 1 MiB limit the server reads
+  // no more, so a client gets out only what the sockets' buffers take.
+  for (const { status, pulled } of sent) {
+    assert.ok(status === 413 || status === undefined, String(status));
+    assert.ok(pulled < 16 * MiB, `${(pulled / MiB).toFixed(1)} MiB pulled`);
+  }
+  assert.ok(sent.some(({ status }) => status === 413));
+  assert.ok(grown < 64 * MiB, `RSS grew ${Math.round(grown / MiB)} MiB`);
+  assert.deepEqual(errors, []);
+});
+
+Deno.test("HEAD on an API route with GET: its headers, no body; ctx.clientAddress", async () => {
+  const { app } = await fixtureApp();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const head = await fetch(`${base}/api/hello`, { method: "HEAD" });
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get("content-type"), "application/json");
+  assert.equal(await head.text(), "");
+  const who = await fetch(`${base}/api/whoami`, { headers: { "x-forwarded-for": "203.0.113.9" } });
+  assert.deepEqual(
+    await who.json(),
+    { address: "127.0.0.1" },
+    "X-Forwarded-For ignored by default",
+  );
 });
