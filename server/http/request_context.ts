@@ -1,6 +1,6 @@
 /**
  * What the app knows about one request while it handles it, handed to its own handlers: the
- * request id and path, and how to build the answer complete.
+ * request id (and how it is chosen) and path, and how to build the answer complete.
  *
  * Passed as an argument, not looked up: a WeakMap keyed by the Request held about 30 MB more
  * RSS under load (its entries live until a full collection).
@@ -76,4 +76,13 @@ export class RequestContext {
   get bytes(): number | null {
     return this.#bytes;
   }
+}
+
+// Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request id to use: the incoming `X-Request-Id` if sane, else a new random one. */
+export function requestIdFor(req: Request): string {
+  const incoming = req.headers.get("x-request-id");
+  return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }

@@ -23,7 +23,7 @@
  * Prints one JSON line `{"port":N}` once it listens.
  */
 import { nonceSplicer } from "./nonce_splice.ts";
-import { requestIdFor } from "../../server/http/request_log.ts";
+import { requestIdFor } from "../../server/http/request_context.ts";
 
 const page = await Deno.readTextFile(Deno.args[0]);
 const fixed: Record<string, string> = Deno.args[1] === undefined

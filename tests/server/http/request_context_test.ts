@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RequestContext } from "../../../server/http/request_context.ts";
+import { RequestContext, requestIdFor } from "../../../server/http/request_context.ts";
 import { SECURITY_HEADERS } from "../../../server/http/security_headers.ts";
 
 const body = new TextEncoder().encode("hello");
@@ -48,4 +48,13 @@ Deno.test("RequestContext.complete: adds the common headers to any other answer"
   assert.equal(redirect.headers.get("x-request-id"), "req-5");
   assert.equal(redirect.headers.get("location"), "http://x/");
   await res.body?.cancel();
+});
+
+Deno.test("requestIdFor: keeps a sane incoming id, replaces anything else", () => {
+  const withId = (id: string) =>
+    requestIdFor(new Request("http://x/", { headers: { "x-request-id": id } }));
+  assert.equal(withId("abc-123"), "abc-123");
+  assert.match(withId("bad id\twith spaces"), /^[0-9a-f-]{36}$/);
+  assert.match(withId("x".repeat(200)), /^[0-9a-f-]{36}$/);
+  assert.match(requestIdFor(new Request("http://x/")), /^[0-9a-f-]{36}$/);
 });
