@@ -21,13 +21,10 @@ import { createPageHandlers } from "../page/handler.ts";
 import { hasStaticFile, serveStatic } from "./static_files.ts";
 import { createTunnelHandler } from "../tunnel/handler.ts";
 import { checkRequestLimits } from "./request_limits.ts";
-import { formatRecord, type LogFormat, requestIdFor, type RequestRecord } from "./request_log.ts";
-import { stdoutLogWriter } from "./log_writer.ts";
-import { clockOrigin } from "./log_clock.ts";
+import { formatRecord, formatTunnelRecord, stdoutLog } from "./request_log.ts";
 import { isBadTarget, parseRequestTarget } from "./request_target.ts";
-import { RequestContext } from "./request_context.ts";
+import { RequestContext, requestIdFor } from "./request_context.ts";
 import { hstsDue, isHttps, onDenoDeploy } from "./security_headers.ts";
-import { formatTunnelRecord } from "../tunnel/log.ts";
 import { defaultFailureLog } from "./failure_log.ts";
 
 /**
@@ -122,24 +119,23 @@ export function createApp(deps: AppDeps): Handler {
     return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
   };
   const { hsts, logFormat } = deps.config;
-  const { line: logLine, record: logRecord } = logOutputs(deps.logLine, logFormat);
+  const logLine = deps.logLine ?? stdoutLog(logFormat);
   const transport = {
     httpsListener: deps.httpsListener ?? onDenoDeploy(),
     trustProxy: deps.config.trustProxy,
   };
   const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
     res = ctx.complete(res);
-    const answeredAt = performance.now();
-    logRecord({
-      answeredAt,
+    logLine(formatRecord({
+      time: new Date().toISOString(),
       method: req.method,
       // The path only: query strings can carry tokens and personal data that don't belong in logs.
       path: ctx.path,
       status: res.status,
-      durationMs: Math.round((answeredAt - started) * 100) / 100,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
       bytes: ctx.bytes,
       requestId: ctx.requestId,
-    });
+    }, logFormat));
     return res;
   };
 
@@ -213,24 +209,6 @@ function failed(
 ): Response {
   report(error, req, ctx);
   return answer();
-}
-
-/**
- * Where the app's log lines and request records go: stdout's batched writer, where a record is
- * formatted with its batch (log_writer.ts), or a test's `logLine`, formatted at once.
- */
-function logOutputs(take: ((line: string) => void) | undefined, format: LogFormat) {
-  if (take) {
-    return {
-      line: take,
-      record: (record: RequestRecord) => take(formatRecord(record, format, clockOrigin())),
-    };
-  }
-  const stdout = stdoutLogWriter(format);
-  return {
-    line: (line: string) => stdout.write(line),
-    record: (record: RequestRecord) => stdout.write(record),
-  };
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.

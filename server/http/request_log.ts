@@ -1,18 +1,21 @@
 /**
- * One log line per request: what it records (time, method, path, status, duration, size,
- * request id), how a record reads as a line (JSON by default, for log pipelines; plain text with
- * `LOG_FORMAT=text`, for people), and how a request's id is chosen. The lines are written in
- * batches by log_writer.ts.
+ * The request log: one line per request, and one per envelope the tunnel refused, as JSON (the
+ * default, for log pipelines) or text (`LOG_FORMAT=text`, for people), written to stdout without
+ * ever making the server wait for it.
+ *
+ * Strings a client shapes are escaped in both formats: C0 controls, so no value can start a line
+ * of its own, and C1 controls, bidi controls and U+FEFF, so none can reorder or hide what a
+ * terminal or log viewer shows. `JSON.stringify` escapes only the first kind.
  */
-import { requestHeader } from "./request_headers.ts";
+import { settlesWithin } from "../settles_within.ts";
 
-/** What is logged about a request. */
+/** Log line format. */
+export type LogFormat = "json" | "text";
+
+/** What is logged about a request, in the order a JSON line lists it. */
 export interface RequestRecord {
-  /**
-   * When the request was answered, as `performance.now()` read it; written as the wall-clock
-   * time, ISO 8601 in UTC, with the origin its batch measures (log_clock.ts).
-   */
-  readonly answeredAt: number;
+  /** When it was answered, ISO 8601 in UTC. */
+  readonly time: string;
   readonly method: string;
   readonly path: string;
   readonly status: number;
@@ -22,63 +25,152 @@ export interface RequestRecord {
   readonly requestId: string;
 }
 
-/** Log line format. */
-export type LogFormat = "json" | "text";
+/** One request as one line (no newline). */
+export function formatRecord(record: RequestRecord, format: LogFormat): string {
+  const { time, method, path, status, durationMs, bytes, requestId } = record;
+  if (format === "json") return json({ time, method, path, status, durationMs, bytes, requestId });
+  return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${
+    text(requestId)
+  }`;
+}
 
 /**
- * Format one record as a single line (no newline). `timeOrigin` is the wall-clock time (ms since
- * the epoch) when `performance.now()` read 0: see log_clock.ts.
+ * One envelope the tunnel did not deliver as one line (no newline), under the request's id.
+ *
+ * @example
+ * formatTunnelRecord({ reason: "x", status: 400, bytes: 9 }, "r-1", "text");
+ * // '2026-01-01T00:00:00.000Z tunnel 400 9B r-1 "x"'
  */
-export function formatRecord(record: RequestRecord, format: LogFormat, timeOrigin: number): string {
-  const time = logTime(Math.floor(timeOrigin + record.answeredAt));
-  if (format === "json") {
-    // Built by hand, in one template: this runs for every request, and it is about 3x cheaper
-    // than stringifying an object. Strings a client controls are escaped by jsonText; the rest
-    // are numbers or values this server made.
-    return `{"time":"${time}","method":"${jsonText(record.method)}","path":"${
-      jsonText(record.path)
-    }","status":${record.status},"durationMs":${record.durationMs},"bytes":${record.bytes},"requestId":"${
-      jsonText(record.requestId)
-    }"}`;
-  }
-  const bytes = record.bytes === null ? "-" : String(record.bytes);
-  // The method and the id are checked before they get here (an HTTP token; requestIdFor), but a
-  // line must not depend on that: escaped like the path, they cannot start a line of their own.
-  return `${time} ${jsonText(record.method)} "${
-    jsonText(record.path)
-  }" ${record.status} ${record.durationMs}ms ${bytes}B ${jsonText(record.requestId)}`;
+export function formatTunnelRecord(
+  { reason, status, bytes }: { reason: string; status: number; bytes: number },
+  requestId: string | undefined,
+  format: LogFormat,
+  time: string = new Date().toISOString(),
+): string {
+  const id = requestId ?? "-";
+  if (format === "json") return json({ time, msg: "tunnel", reason, status, bytes, requestId: id });
+  return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
 }
 
-// Printable ASCII but `"` and `\`: the text as it stands between a JSON string's quotes.
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+// What JSON.stringify leaves raw: C1 controls, bidi controls and the byte order mark.
+const UNSEEN = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
-/** The text between the quotes of `JSON.stringify(text)`, without its cost for plain text. */
-function jsonText(text: string): string {
-  return PLAIN.test(text) ? text : JSON.stringify(text).slice(1, -1);
+const unicodeEscape = (c: string) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+
+function json(value: unknown): string {
+  return JSON.stringify(value).replace(UNSEEN, unicodeEscape);
 }
 
-let lastMs = NaN;
-let lastIso = "";
+// The text format escapes a string as it reads between a JSON string's quotes.
+function text(value: string): string {
+  return json(value).slice(1, -1);
+}
+
+const DROP_REASON = "stdout did not keep up, or failed";
+const encoder = new TextEncoder();
 
 /**
- * The time for a log line, ISO 8601 in UTC. Formatted once per millisecond: under load many
- * requests end in the same one, and `toISOString` costs about 1 µs. Called as lines are
- * formatted, with their batch: on the request path it was about 1 µs per request in a CPU profile
- * of `GET /`, run cold once per millisecond.
+ * A log writer: lines gather for `delayMs` (50 ms) and go out in one write, one write at a time;
+ * a write to stdout costs about 10 µs of CPU, too much to pay per request. A stalled output (a
+ * full pipe, a stuck log shipper) never stops the server: past `maxWaiting` (1 MiB, counted in
+ * UTF-16 code units; one line alone may pass it), lines are dropped and counted, and the next
+ * write starts with a line saying how many. `flush` writes at once and resolves to the count of
+ * lines still unwritten.
+ *
+ * @example
+ * const log = createLogWriter(Deno.stdout, "json");
+ * log.write('{"msg":"started"}');
+ * await log.flush(1_000); // 0: all written
  */
-export function logTime(nowMs: number): string {
-  if (nowMs !== lastMs) {
-    lastMs = nowMs;
-    lastIso = new Date(nowMs).toISOString();
+export function createLogWriter(
+  out: { write(bytes: Uint8Array): Promise<number> },
+  format: LogFormat,
+  { maxWaiting = 1024 * 1024, delayMs = 50 }: { maxWaiting?: number; delayMs?: number } = {},
+): { write(line: string): void; flush(timeoutMs: number): Promise<number> } {
+  let queue: string[] = [];
+  let waiting = 0; // size of the lines queued or being written
+  let writingLines = 0;
+  let dropped = 0; // lost, and not said yet
+  let torn = false; // a failed write left half a line
+  // A drain runs; cleared in the turn it finds the queue empty, so no line waits for an ended one.
+  let writing = false;
+  let drained = Promise.resolve();
+  let hurry = false; // a flush waits: no more gathering
+  let wake = () => {};
+
+  const gather = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delayMs);
+      wake = () => (clearTimeout(timer), resolve());
+    });
+
+  async function drain() {
+    writing = true;
+    while (queue.length > 0) {
+      if (!hurry && waiting <= maxWaiting / 2) await gather();
+      const lines = queue;
+      const size = lines.reduce((sum, line) => sum + line.length + 1, 0);
+      const said = dropped;
+      [queue, writingLines, dropped] = [[], lines.length + said, 0];
+      if (said > 0) lines.unshift(droppedLine(said, format));
+      const bytes = encoder.encode((torn ? "\n" : "") + lines.join("\n") + "\n");
+      let written = 0;
+      try {
+        while (written < bytes.length) written += await out.write(bytes.subarray(written));
+      } catch {
+        // Counted below, and said in the next line written.
+      }
+      if (written < bytes.length) dropped += writingLines;
+      // A write that wrote nothing leaves a line an earlier one cut short as it was.
+      torn = written < bytes.length && (written > 0 || torn);
+      waiting -= size;
+      writingLines = 0;
+    }
+    writing = hurry = false;
   }
-  return lastIso;
+
+  return {
+    write(line) {
+      if (waiting > 0 && waiting + line.length + 1 > maxWaiting) {
+        dropped++;
+        return;
+      }
+      queue.push(line);
+      waiting += line.length + 1;
+      if (!writing) drained = drain();
+      else if (waiting > maxWaiting / 2) wake(); // lines come faster than the delay lets out
+    },
+    async flush(timeoutMs) {
+      hurry = writing;
+      wake();
+      await settlesWithin(drained, timeoutMs);
+      return dropped + queue.length + writingLines;
+    },
+  };
 }
 
-// Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+function droppedLine(count: number, format: LogFormat, time = new Date().toISOString()) {
+  return format === "json"
+    ? json({ time, dropped: count, reason: DROP_REASON })
+    : `${time} log ${count} lines dropped: ${DROP_REASON}`;
+}
 
-/** The request id to use: the incoming `X-Request-Id` if sane, else a new random one. */
-export function requestIdFor(req: Request): string {
-  const incoming = requestHeader(req, "x-request-id");
-  return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+// Process-wide, so shutdown can flush them: one per format (a process serves one; tests more).
+const stdoutWriters = new Map<LogFormat, ReturnType<typeof createLogWriter>>();
+
+/** A function that queues a line for stdout, through the process's writer for `format`. */
+export function stdoutLog(format: LogFormat): (line: string) => void {
+  let writer = stdoutWriters.get(format);
+  if (writer === undefined) {
+    stdoutWriters.set(format, writer = createLogWriter(Deno.stdout, format));
+  }
+  return writer.write;
+}
+
+/** Write out every queued line at shutdown, within `timeoutMs`; say on stderr what could not be. */
+export async function flushLogs(timeoutMs: number): Promise<boolean> {
+  const counts = await Promise.all([...stdoutWriters.values()].map((w) => w.flush(timeoutMs)));
+  const unwritten = counts.reduce((sum, count) => sum + count, 0);
+  if (unwritten > 0) console.error(`request log: ${unwritten} lines not written: ${DROP_REASON}`);
+  return unwritten === 0;
 }

@@ -7,7 +7,6 @@ import {
   relayFor,
   stoppedRejection,
 } from "../../../server/tunnel/policy.ts";
-import { formatTunnelRecord } from "../../../server/tunnel/log.ts";
 
 Deno.test("decoderFormat: known encodings only, whatever the client's string", () => {
   assert.equal(decoderFormat(null), null);
@@ -80,16 +79,4 @@ Deno.test("clientAddress: the socket, or the entry the trusted proxy added to X-
     const headers = new Headers({ "x-forwarded-for": forged });
     assert.equal(clientAddress(headers, socket, true), "10.0.0.1", forged);
   }
-});
-
-Deno.test("formatTunnelRecord: one JSON or text line; the reason cannot break the line", () => {
-  const record = { msg: "tunnel", reason: "bad\nline", status: 400, bytes: 9 } as const;
-  const time = "2026-01-01T00:00:00.000Z";
-  assert.deepEqual(JSON.parse(formatTunnelRecord(record, "r-1", "json", time)), {
-    time,
-    ...record,
-    requestId: "r-1",
-  });
-  const text = formatTunnelRecord(record, undefined, "text", time);
-  assert.equal(text, `${time} tunnel 400 9B - "bad\\nline"`);
 });
