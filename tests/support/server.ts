@@ -51,14 +51,18 @@ export function assertBuildCurrent(): Promise<void> {
   return buildChecked;
 }
 
-/** Run `main.ts` and wait until it listens (or exits, which throws with its output). */
+/**
+ * Run the server as `deno task start` does (in `cwd`, a project copy, if given) and wait until it
+ * listens (or exits, which throws with its output).
+ */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { args?: string[] } = {},
+  options: { args?: string[]; cwd?: string } = {},
 ): Promise<RunningServer> {
   await assertBuildCurrent();
   const child = new Deno.Command(Deno.execPath(), {
     args: options.args ?? startTaskArgs(),
+    cwd: options.cwd,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
     stdin: "null",
