@@ -9,6 +9,7 @@ import { ErrorBoundary } from "./error_boundary.tsx";
 import { ErrorBuffer } from "./error_buffer.ts";
 import { resolvePage } from "./page_table.ts";
 import { routes } from "./routes.tsx";
+import { disable as disableSentry } from "./sentry.ts";
 import "./styles.css";
 
 const config = readClientConfig();
@@ -20,6 +21,8 @@ if (config.sentry) {
   // hydrateRoot) still gets monitoring and its buffered error is sent. The chunk is fetched
   // in parallel and evaluated in a later task: nothing is added to what hydration waits for.
   import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
+} else {
+  disableSentry();
 }
 
 const root = document.getElementById("root");

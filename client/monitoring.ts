@@ -2,10 +2,20 @@
  * Browser monitoring with `@sentry/react`, loaded as its own chunk (requested as the page
  * starts, evaluated after hydration starts) so the JavaScript needed before hydration stays small.
  */
-import { browserTracingIntegration, captureException, init, withScope } from "@sentry/react";
+import {
+  browserTracingIntegration,
+  captureException,
+  captureMessage,
+  init,
+  setUser,
+  startInactiveSpan,
+  startSpan,
+  withScope,
+} from "@sentry/react";
 import { linkComponentStack } from "./component_stack.ts";
 import type { SentryClientConfig } from "./config.ts";
 import type { ErrorBuffer } from "./error_buffer.ts";
+import { attachSdk } from "./sentry.ts";
 
 /** Start the SDK, then send whatever the buffer caught while this chunk was loading. */
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {
@@ -38,4 +48,6 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
       captureException(error);
     });
   }, { stopListening: true });
+  // The app's own calls (sentry.ts) that waited for the SDK.
+  attachSdk({ captureException, captureMessage, setUser, startSpan, startInactiveSpan });
 }
