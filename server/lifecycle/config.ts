@@ -7,59 +7,12 @@
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../tunnel/dsn.ts";
 
-/** Everything the server needs to know from its environment. */
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  /** The app's own DSN (browser and server SDKs), if monitoring is configured. */
-  readonly sentryDsn?: string;
-  readonly sentryEnvironment: string;
-  /** An explicit release; when absent the build id is used. */
-  readonly sentryRelease?: string;
-  readonly tracesSampleRate: number;
-  /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
-  readonly tunnelAllowedDsns: readonly Dsn[];
-  readonly tunnelMaxBodyBytes: number;
-  readonly tunnelTimeoutMs: number;
-  /** Envelopes per client address per minute through the tunnel; 0 turns the limit off. */
-  readonly tunnelRateLimit: number;
-  /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
-  readonly tunnelPath: string;
-  /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (the app is behind a proxy). */
-  readonly trustProxy: boolean;
-  readonly serveSourceMaps: boolean;
-  /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
-  readonly debugErrorRoute: boolean;
-  /** Request log lines: JSON for log pipelines, text for people. */
-  readonly logFormat: "json" | "text";
-  /** Strict-Transport-Security: `auto` sends it on requests that arrived over HTTPS. */
-  readonly hsts: "auto" | "on" | "off";
-  /** `deno task dev`: live reload under /_dev/, and development defaults for monitoring. */
-  readonly devMode: boolean;
-  /** Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry. */
-  readonly devInbox: boolean;
-}
-
 /** A configuration value that cannot be used; the message is one line for the operator. */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** Default values, documented in the README's configuration table. */
-export const DEFAULTS = {
-  port: 8000,
-  host: "0.0.0.0",
-  sentryEnvironment: "production",
-  tracesSampleRate: 0.1,
-  tunnelMaxBodyBytes: 20 * 1024 * 1024,
-  tunnelTimeoutMs: 30_000,
-  // One browser tab with Session Replay sends 20-40 envelopes a minute; 600 leaves room for a
-  // few dozen busy tabs behind one NAT address and a burst after a reconnect, not a flood.
-  tunnelRateLimit: 600,
-  tunnelPath: "/monitoring",
-} as const;
 
 // Each reader takes a trimmed, non-empty value and returns it parsed, or throws the reason.
 const expected = (what: string, raw: string): never => {
@@ -159,13 +112,16 @@ export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VA
 /** Deno's own variables for an outbound proxy; the launcher grants the proxy's host. */
 export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
 
+/** Everything the server needs to know from its environment (see {@link loadConfig}). */
+export type Config = Readonly<ReturnType<typeof loadConfig>>;
+
 /**
- * Build a {@link Config} from environment variables.
+ * Build a {@link Config} from environment variables; the defaults are the README's.
  *
  * @example
  * loadConfig({ PORT: "0", HOST: "127.0.0.1" }).port; // 0
  */
-export function loadConfig(env: Env): Config {
+export function loadConfig(env: Env) {
   const read = <N extends Name>(name: N): ReturnType<(typeof VARIABLES)[N]> | undefined => {
     // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
     const raw = env[name]?.trim();
@@ -176,36 +132,50 @@ export function loadConfig(env: Env): Config {
       throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
     }
   };
+  // `deno task dev`: live reload under /_dev/, and development defaults for monitoring.
   const devMode = read("DEV_MODE") ?? false;
   const ownDsn = read("SENTRY_DSN");
+  // Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry.
   const devInbox = read("DEV_INBOX") ?? (devMode && ownDsn === undefined);
   if (devInbox && ownDsn !== undefined) {
     throw new ConfigError(
       "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces it)",
     );
   }
-  // The inbox stands in for Sentry: both SDKs get a DSN that only this server answers.
-  const sentryDsn = devInbox ? DEV_INBOX_DSN : ownDsn;
-  const own = sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!];
+  // The app's own DSN (browser and server SDKs); the inbox's answers only on this server.
+  const sentryDsn: string | undefined = devInbox ? DEV_INBOX_DSN : ownDsn;
   return {
-    port: read("PORT") ?? DEFAULTS.port,
-    host: read("HOST") ?? DEFAULTS.host,
+    port: read("PORT") ?? 8000,
+    host: read("HOST") ?? "0.0.0.0",
     sentryDsn,
-    sentryEnvironment: read("SENTRY_ENVIRONMENT") ??
-      (devMode ? "development" : DEFAULTS.sentryEnvironment),
+    sentryEnvironment: read("SENTRY_ENVIRONMENT") ?? (devMode ? "development" : "production"),
+    /** An explicit release; when absent the build id is used. */
     sentryRelease: read("SENTRY_RELEASE"),
     // In development every request and page load is traced, so the inbox shows them all.
-    tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ??
-      (devMode ? 1 : DEFAULTS.tracesSampleRate),
-    tunnelAllowedDsns: [...own, ...read("TUNNEL_ALLOWED_DSNS") ?? []],
-    tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? DEFAULTS.tunnelMaxBodyBytes,
-    tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? DEFAULTS.tunnelTimeoutMs,
-    tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? DEFAULTS.tunnelRateLimit,
-    tunnelPath: read("TUNNEL_PATH") ?? DEFAULTS.tunnelPath,
+    tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ?? (devMode ? 1 : 0.1),
+    /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
+    tunnelAllowedDsns: [
+      ...sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!],
+      ...read("TUNNEL_ALLOWED_DSNS") ?? [],
+    ] as readonly Dsn[],
+    tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
+    tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
+    /**
+     * Envelopes per client address per minute through the tunnel; 0 turns the limit off. A tab
+     * with Session Replay sends 20-40 a minute: 600 leaves room for a few dozen busy tabs
+     * behind one NAT address and a burst after a reconnect, not for a flood.
+     */
+    tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
+    /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
+    tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
+    /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (behind a proxy). */
     trustProxy: read("TRUST_PROXY") ?? false,
     serveSourceMaps: read("SERVE_SOURCE_MAPS") ?? false,
+    /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
     debugErrorRoute: read("DEBUG_ERROR_ROUTE") ?? false,
+    /** Request log lines: JSON for log pipelines, text for people. */
     logFormat: read("LOG_FORMAT") ?? "json",
+    /** Strict-Transport-Security: `auto` sends it on requests that arrived over HTTPS. */
     hsts: read("HSTS") ?? "auto",
     devMode,
     devInbox,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, DEFAULTS, loadConfig } from "../../../server/lifecycle/config.ts";
+import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
 
 Deno.test("loadConfig: defaults with an empty environment", () => {
   const config = loadConfig({});
@@ -8,7 +8,7 @@ Deno.test("loadConfig: defaults with an empty environment", () => {
   assert.equal(config.sentryDsn, undefined);
   assert.equal(config.sentryEnvironment, "production");
   assert.equal(config.sentryRelease, undefined);
-  assert.equal(config.tracesSampleRate, DEFAULTS.tracesSampleRate);
+  assert.equal(config.tracesSampleRate, 0.1);
   assert.deepEqual(config.tunnelAllowedDsns, []);
   assert.equal(config.tunnelMaxBodyBytes, 20 * 1024 * 1024);
   assert.equal(config.tunnelTimeoutMs, 30_000);
