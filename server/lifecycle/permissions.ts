@@ -16,28 +16,23 @@ export interface Need {
 
 /** Env access for every configuration variable: checked before the configuration is read. */
 export function envPermissions(): Need[] {
-  return SERVER_ENV_VARIABLES.map((variable) => ({
-    descriptor: { name: "env", variable },
-    flag: `--allow-env=${variable}`,
-    why: "to read the configuration",
-  }));
+  return SERVER_ENV_VARIABLES.map((variable) => need("env", variable, "to read the configuration"));
 }
 
 /** What serving needs for this configuration: the static folder, listening, the ingests. */
 export function runtimePermissions(config: Config, staticDir: string): Need[] {
   const [listen, ...ingests] = netHosts(config);
   return [
-    {
-      descriptor: { name: "read", path: staticDir },
-      flag: `--allow-read=${staticDir}`,
-      why: "to serve static files and read the build manifest",
-    },
-    ...[listen, ...ingests].map((host) => ({
-      descriptor: { name: "net", host } as const,
-      flag: `--allow-net=${host}`,
-      why: host === listen ? "to listen for requests" : "to send monitoring data to Sentry",
-    })),
+    need("read", staticDir, "to serve static files and read the build manifest"),
+    need("net", listen, "to listen for requests"),
+    ...ingests.map((host) => need("net", host, "to send monitoring data to Sentry")),
   ];
+}
+
+function need(name: "env" | "read" | "net", value: string, why: string): Need {
+  const key = { env: "variable", read: "path", net: "host" }[name];
+  const descriptor = { name, [key]: value } as Deno.PermissionDescriptor;
+  return { descriptor, flag: `--allow-${name}=${value}`, why };
 }
 
 /** The one line for the first need not granted, or `undefined` when all are. */
@@ -96,8 +91,9 @@ export function parseAppPermissions(denoJson: string): AppPermissions {
   let app: unknown;
   try {
     app = JSON.parse(denoJson).permissions?.app ?? {};
-  } catch (error) {
-    throw new ConfigError(`deno.json: expected JSON without comments (${error})`);
+  } catch {
+    // Deno reads deno.json as JSONC; a launcher that reads it too must be given plain JSON.
+    throw new ConfigError("deno.json: expected JSON without comments (the launcher reads it)");
   }
   const fail = (key: string, what: string) => {
     throw new ConfigError(`permissions.app${key} in deno.json: expected ${what}`);
