@@ -1,11 +1,9 @@
 /**
  * The workers of one `deno serve --parallel` process, known to each other over a
- * BroadcastChannel, so that the process ends once every worker has finished its shutdown.
+ * BroadcastChannel, so that the process ends once every worker has finished its shutdown:
  * `Deno.exit` in the first worker done would end the others mid-drain, and a worker with
  * pending I/O left (the stdin lifeline, the Sentry SDK's timers) never ends by itself.
  */
-
-type Message = { readonly kind: "hello" | "here" | "done"; readonly id: string };
 
 /** This worker's place among its siblings. */
 export interface Workers {
@@ -18,8 +16,9 @@ export interface Workers {
 }
 
 /**
- * Join the workers that share `channelName`. Each says hello when it joins and answers the
- * hellos of later ones, so every worker learns of all the others long before a signal comes.
+ * Join the workers that share `channelName`. Each says hello when it joins, and says it again
+ * to each worker it hears of for the first time, so every worker learns of all the others long
+ * before a signal comes.
  *
  * @example
  * const workers = joinWorkers();
@@ -31,29 +30,29 @@ export function joinWorkers(channelName = "serve-workers"): Workers {
   const id: string = crypto.randomUUID();
   const known = new Set([id]);
   const done = new Set<string>();
+  const allDone = Promise.withResolvers<void>();
   const channel = new BroadcastChannel(channelName);
-  let allDone: (() => void) | undefined;
   const check = () => {
-    if (allDone && [...known].every((worker) => done.has(worker))) allDone();
+    if ([...known].every((worker) => done.has(worker))) allDone.resolve();
   };
-  channel.onmessage = (event: MessageEvent<Message>) => {
-    const { kind, id: from } = event.data;
-    known.add(from);
-    if (kind === "hello") channel.postMessage({ kind: "here", id } satisfies Message);
-    if (kind === "done") done.add(from);
+  channel.onmessage = ({ data }: MessageEvent<{ kind: "hello" | "done"; id: string }>) => {
+    if (!known.has(data.id)) {
+      known.add(data.id);
+      channel.postMessage({ kind: "hello", id });
+    }
+    if (data.kind === "done") done.add(data.id);
     check();
   };
-  channel.postMessage({ kind: "hello", id } satisfies Message);
+  channel.postMessage({ kind: "hello", id });
   return {
     get known() {
       return known.size;
     },
     finished() {
-      const finished = new Promise<void>((resolve) => allDone = resolve);
       done.add(id);
-      channel.postMessage({ kind: "done", id } satisfies Message);
+      channel.postMessage({ kind: "done", id });
       check();
-      return finished;
+      return allDone.promise;
     },
     close: () => channel.close(),
   };
