@@ -37,7 +37,12 @@ Deno.test("the start task serves with only the permissions it needs", () => {
 
 Deno.test("the server process started by the task holds exactly those permissions", async () => {
   // The launcher's one child is the server: its flags are the computed ones, nothing more.
-  const own = await startServer({ SENTRY_DSN: "http://k@127.0.0.1:9/1" });
+  // The dev switches in the environment change nothing: the launcher never reads them.
+  const own = await startServer({
+    SENTRY_DSN: "http://k@127.0.0.1:9/1",
+    DEV_MODE: "true",
+    DEV_INBOX: "true",
+  });
   try {
     // Deno guards /proc behind --allow-all; ps reads it for us.
     const ps = await new Deno.Command("ps", {
