@@ -15,6 +15,8 @@ export interface SentryClientConfig {
 /** Everything the browser is told at start-up. */
 export interface ClientConfig {
   readonly sentry?: SentryClientConfig;
+  /** The server's `PUBLIC_*` variables, read when it started. */
+  readonly public?: Readonly<Record<string, string>>;
 }
 
 /** Read the page's configuration; a missing or broken element means "no settings". */
@@ -28,3 +30,17 @@ export function readClientConfig(doc: Document = document): ClientConfig {
     return {};
   }
 }
+
+/**
+ * The server's `PUBLIC_*` environment variables, as it read them at start-up: settings the app's
+ * browser code may see (an API origin, a feature flag), the same build running in every
+ * environment. No other variable is ever sent to the page.
+ *
+ * @example
+ * const apiOrigin = publicConfig().PUBLIC_API_ORIGIN ?? location.origin;
+ */
+export function publicConfig(): Readonly<Record<string, string>> {
+  return (publicValues ??= readClientConfig().public ?? {});
+}
+
+let publicValues: Readonly<Record<string, string>> | undefined;

@@ -150,3 +150,25 @@ Deno.test("a valid https DSN starts without the Sentry SDK's permission warning"
   assert.doesNotMatch(own.output(), /requires 'net' permission/);
   assert.doesNotMatch(own.output(), /--allow-net/);
 });
+
+Deno.test("PUBLIC_* variables reach the page's configuration under the launcher; no other does", async () => {
+  const server = await startServer({
+    PUBLIC_API_ORIGIN: "https://api.example.com",
+    PUBLIC_QUOTE: `</script><script>alert(1)</script>`,
+    SECRET_TOKEN: "s3cret",
+  });
+  try {
+    const html = await (await fetch(server.url)).text();
+    const json = /<script type="application\/json" id="app-config"[^>]*>(.*?)<\/script>/s
+      .exec(html)?.[1];
+    assert.ok(json, html);
+    assert.deepEqual(JSON.parse(json).public, {
+      PUBLIC_API_ORIGIN: "https://api.example.com",
+      PUBLIC_QUOTE: `</script><script>alert(1)</script>`,
+    });
+    assert.ok(!html.includes("s3cret"));
+    assert.equal((html.match(/<script/g) ?? []).length, 2, "the value cannot open a script");
+  } finally {
+    await server.stop();
+  }
+});

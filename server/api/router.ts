@@ -32,9 +32,6 @@ export type ApiHandler = (req: Request, ctx: ApiContext) => Response | Promise<R
 /** API handlers by exact path, then by method. Keys are written by developers, never clients. */
 export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, ApiHandler>>>>>;
 
-/** The default of API_MAX_BODY_BYTES: the largest JSON body `ctx.json()` reads. */
-export const API_MAX_BODY_BYTES = 1024 * 1024;
-
 /** What the API's context needs from the server's configuration. */
 export interface ApiOptions {
   /** Take the client address from X-Forwarded-For (its last entry, the proxy's). */

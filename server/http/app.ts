@@ -6,7 +6,6 @@
  * app without a network.
  */
 import {
-  API_MAX_BODY_BYTES,
   apiInternalError,
   apiMethodNotAllowed,
   apiNotFound,
@@ -83,7 +82,10 @@ export function createApp(deps: AppDeps): Handler {
     if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
     routes.set(path, entry);
   };
-  const apiOptions = { trustProxy: deps.config.trustProxy, maxBodyBytes: API_MAX_BODY_BYTES };
+  const apiOptions = {
+    trustProxy: deps.config.trustProxy,
+    maxBodyBytes: deps.config.apiMaxBodyBytes,
+  };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
     add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));

@@ -87,6 +87,7 @@ const VARIABLES = {
   TUNNEL_TIMEOUT_MS: integer(1, 600_000),
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
   TUNNEL_PATH: path,
+  API_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   TRUST_PROXY: boolean,
   SERVE_SOURCE_MAPS: boolean,
   DEBUG_ERROR_ROUTE: boolean,
@@ -168,6 +169,15 @@ export function loadConfig(env: Env) {
     tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
+    /** The largest JSON body an API route's `ctx.json()` reads. */
+    apiMaxBodyBytes: read("API_MAX_BODY_BYTES") ?? 1024 * 1024,
+    /**
+     * `PUBLIC_*` variables, which the browser reads through `publicConfig()` (client/config.ts):
+     * one build, many environments. No other variable ever reaches the page.
+     */
+    publicVariables: Object.fromEntries(
+      Object.entries(env).filter(([name, value]) => PUBLIC_NAME.test(name) && value !== undefined),
+    ) as Readonly<Record<string, string>>,
     /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (behind a proxy). */
     trustProxy: read("TRUST_PROXY") ?? false,
     serveSourceMaps: read("SERVE_SOURCE_MAPS") ?? false,
@@ -182,12 +192,28 @@ export function loadConfig(env: Env) {
   };
 }
 
-/** The configuration variables from the process environment, and the development switches where granted. */
+/** What a variable the browser may read is called. */
+const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
+
+/** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
+export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
+
+/**
+ * The configuration variables from the process environment, the development switches where
+ * granted, and the `PUBLIC_*` variables: all of them where the whole environment may be read (the
+ * launcher, Deno Deploy), else those the launcher named in {@link PUBLIC_VARIABLES_FLAG}.
+ */
 export function readEnv(): Record<string, string | undefined> {
   const dev = DEV_VARIABLES.filter((variable) =>
     Deno.permissions.querySync({ name: "env", variable }).state === "granted"
   );
+  const everything = Deno.permissions.querySync({ name: "env" }).state === "granted";
+  const named = Deno.args.find((arg) => arg.startsWith(PUBLIC_VARIABLES_FLAG));
+  const publicNames = everything
+    ? Object.keys(Deno.env.toObject())
+    : named?.slice(PUBLIC_VARIABLES_FLAG.length).split(",") ?? [];
   return Object.fromEntries(
-    [...CONFIG_VARIABLES, ...dev].map((name) => [name, Deno.env.get(name)]),
+    [...CONFIG_VARIABLES, ...dev, ...publicNames.filter((name) => PUBLIC_NAME.test(name))]
+      .map((name) => [name, Deno.env.get(name)]),
   );
 }

@@ -5,7 +5,12 @@
  * The launcher (`deno task start`) and the dev runner both build their server's flags here, so
  * a grant missing in production is missing in development first.
  */
-import { type Config, DEV_VARIABLES, SERVER_ENV_VARIABLES } from "./config.ts";
+import {
+  type Config,
+  DEV_VARIABLES,
+  PUBLIC_VARIABLES_FLAG,
+  SERVER_ENV_VARIABLES,
+} from "./config.ts";
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { formatHost } from "./listen_address.ts";
 import { type AppPermissions, netHosts } from "./permissions.ts";
@@ -47,6 +52,7 @@ export function servingArgs(
   { mode = "run", proxies = [] }: ServingOptions = {},
 ): string[] {
   const dev = mode === "dev";
+  const publicNames = Object.keys(config.publicVariables);
   const allow = (kind: keyof AppPermissions, shell: readonly string[]) => {
     const granted = app[kind];
     if (granted === true) return `--allow-${kind}`;
@@ -55,9 +61,18 @@ export function servingArgs(
   const permissions = [
     allow("net", netHosts(config, proxies)),
     allow("read", dev ? ["static", "client", "server"] : ["static"]),
-    allow("env", dev ? [...SERVER_ENV_VARIABLES, ...DEV_VARIABLES] : SERVER_ENV_VARIABLES),
+    allow("env", [
+      ...SERVER_ENV_VARIABLES,
+      ...dev ? DEV_VARIABLES : [],
+      ...publicNames,
+    ]),
   ];
-  if (mode !== "parallel") return ["run", V8_FLAGS, ...permissions, "main.ts", STDIN_LIFELINE_FLAG];
+  // The server may not list its environment: it is told which PUBLIC_* variables it has.
+  const trailing = [
+    ...publicNames.length > 0 ? [PUBLIC_VARIABLES_FLAG + publicNames.join(",")] : [],
+    STDIN_LIFELINE_FLAG,
+  ];
+  if (mode !== "parallel") return ["run", V8_FLAGS, ...permissions, "main.ts", ...trailing];
   const address = [`--host=${formatHost(config.host)}`, `--port=${config.port}`];
   return [
     "serve",
@@ -66,6 +81,6 @@ export function servingArgs(
     V8_FLAGS,
     ...permissions,
     "serve.ts",
-    STDIN_LIFELINE_FLAG,
+    ...trailing,
   ];
 }

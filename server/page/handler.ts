@@ -25,7 +25,11 @@ export function createPageHandlers(
   deps: Pick<AppDeps, "manifest" | "config" | "release" | "monitoring" | "pages">,
 ): PageHandlers {
   const { config, monitoring } = deps;
-  const clientConfig = config.sentryDsn === undefined ? {} : {
+  const publicConfig = Object.keys(config.publicVariables).length > 0
+    ? { public: config.publicVariables }
+    : {};
+  const clientConfig = config.sentryDsn === undefined ? publicConfig : {
+    ...publicConfig,
     sentry: {
       dsn: config.sentryDsn,
       environment: config.sentryEnvironment,

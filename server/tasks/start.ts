@@ -11,7 +11,7 @@
  * started it goes away without a word (npx killed: see parent_gone.ts). If this process is
  * killed outright, the server sees its stdin close and shuts down the same way.
  */
-import { CONFIG_VARIABLES, loadConfig } from "../lifecycle/config.ts";
+import { DEV_VARIABLES, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions } from "../lifecycle/permissions.ts";
 import { readProcessTable, taskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { servingArgs } from "../lifecycle/serve_args.ts";
@@ -21,8 +21,9 @@ import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 let args: string[];
 try {
   const env = Deno.env.toObject();
-  // The configuration only: the dev switches are never the launcher's to pass on.
-  const config = loadConfig(Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, env[name]])));
+  // The dev switches are never the launcher's to pass on.
+  for (const name of DEV_VARIABLES) delete env[name];
+  const config = loadConfig(env);
   args = servingArgs(config, await readAppPermissions(), {
     mode: Deno.args.includes("--parallel") ? "parallel" : "run",
     proxies: proxyHosts(env),

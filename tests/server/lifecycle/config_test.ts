@@ -133,3 +133,21 @@ Deno.test("TUNNEL_PATH: a plain path off the server's own routes, else one line"
     });
   }
 });
+
+Deno.test("loadConfig: PUBLIC_* variables only reach publicVariables; API_MAX_BODY_BYTES", () => {
+  const config = loadConfig({
+    PUBLIC_API_ORIGIN: "https://api.example.com",
+    PUBLIC_FLAG_2: "",
+    PUBLIC_lower: "no",
+    PUBLICX: "no",
+    SECRET_TOKEN: "s3cret",
+    API_MAX_BODY_BYTES: "2048",
+  });
+  assert.deepEqual(config.publicVariables, {
+    PUBLIC_API_ORIGIN: "https://api.example.com",
+    PUBLIC_FLAG_2: "",
+  });
+  assert.equal(config.apiMaxBodyBytes, 2048);
+  assert.equal(loadConfig({}).apiMaxBodyBytes, 1024 * 1024);
+  assert.throws(() => loadConfig({ API_MAX_BODY_BYTES: "0" }), /API_MAX_BODY_BYTES: expected/);
+});

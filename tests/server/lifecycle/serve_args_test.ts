@@ -61,3 +61,18 @@ Deno.test("servingArgs: dev grants what production does, plus the dev modules an
   assert.doesNotMatch(run.join(" "), /DEV_/, "production never reads the dev switches");
   assert.deepEqual(dev.slice(-2), ["main.ts", "--until-stdin-closes"]);
 });
+
+Deno.test("servingArgs: the PUBLIC_* variables are granted by name and named to the server", () => {
+  const config = loadConfig({ PORT: "0", PUBLIC_A: "1", PUBLIC_B: "2", SECRET: "x" });
+  for (const mode of ["run", "parallel", "dev"] as const) {
+    const args = servingArgs(config, {}, { mode });
+    const names = allow(args, "env")!.split("=")[1].split(",");
+    assert.ok(names.includes("PUBLIC_A") && names.includes("PUBLIC_B"), mode);
+    assert.ok(!names.includes("SECRET"), mode);
+    assert.deepEqual(args.slice(-2), [
+      "--public-variables=PUBLIC_A,PUBLIC_B",
+      "--until-stdin-closes",
+    ]);
+  }
+  assert.ok(!servingArgs(loadConfig({})).some((a) => a.startsWith("--public-variables")));
+});
