@@ -86,30 +86,6 @@ export function findHeaderEnd(
   return chunk.byteLength > room ? { kind: "too-long" } : { kind: "more" };
 }
 
-/**
- * The first `length` bytes of `chunks` as one array: a view when the first chunk holds them all
- * (the common case, no copy), else a copy.
- *
- * @example
- * takeBytes([new Uint8Array([1, 2]), new Uint8Array([3])], 3); // Uint8Array [1, 2, 3]
- */
-export function takeBytes(
-  chunks: readonly Uint8Array<ArrayBuffer>[],
-  length: number,
-): Uint8Array<ArrayBuffer> {
-  const first = chunks[0];
-  if (first !== undefined && first.byteLength >= length) return first.subarray(0, length);
-  const out = new Uint8Array(length);
-  let filled = 0;
-  for (const chunk of chunks) {
-    if (filled >= length) break;
-    const part = chunk.subarray(0, length - filled);
-    out.set(part, filled);
-    filled += part.byteLength;
-  }
-  return out.subarray(0, filled);
-}
-
 // Every envelope from an app names the same DSN: remembering the last one parsed saves a URL
 // parse per envelope. parseDsn is pure, so the answer is the same; frozen, so it stays the same.
 let lastDsn: { readonly text: string; readonly dsn: Dsn | null } | undefined;

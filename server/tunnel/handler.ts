@@ -11,25 +11,13 @@
  */
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
-import { GrowableBytes } from "./growable_bytes.ts";
-import { BodySlots } from "./body_slots.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
-import {
-  collectSmallBody,
-  hasBody,
-  isBorrowed,
-  isLargeBody,
-  readChunk,
-  releaseBody,
-  startTransfer,
-  stopTransfer,
-  type Transfer,
-  TransferStopped,
-} from "./body.ts";
-import { createHeaderLineDecoder, type HeadFormat, type LineOutcome } from "./header_decode.ts";
+import { BodyStopped, ReadBytes, RequestBody, SMALL_BODY_BYTES } from "./body.ts";
+import { createHeaderLineDecoder, type HeadFormat } from "./header_decode.ts";
 import type { TunnelRecord } from "./log.ts";
 import {
   clientAddress,
+  contentLength,
   decoderFormat,
   HEADER_MISSING,
   NOT_DECODABLE,
@@ -39,16 +27,13 @@ import {
   stoppedRejection,
   upstreamHeaders,
 } from "./policy.ts";
-import { postEnvelope, relayResponse, type Send } from "./upstream.ts";
-import { contentLength } from "../http/content_length.ts";
-import { requestHeaders } from "../http/request_headers.ts";
-import type { RequestContext } from "../http/request_context.ts";
+import { answer, postEnvelope, relayResponse } from "./upstream.ts";
 
 // Taken when this module is evaluated, before monitoring may wrap `globalThis.fetch` to record
 // breadcrumbs: envelopes the tunnel forwards are not the app's own requests.
 const platformFetch = globalThis.fetch;
 
-/** What the tunnel needs to know; the router builds it from the app's `Config`. */
+/** What the tunnel needs to know; the app builds it from its `Config`. */
 export interface TunnelOptions {
   /** DSNs envelopes may be forwarded for; empty disables the tunnel (503). */
   readonly allowedDsns: readonly Dsn[];
@@ -63,41 +48,25 @@ export interface TunnelOptions {
   /** Upstream fetch; tests and the dev inbox pass their own. By default the platform's fetch
    * as it was when this module loaded (it honours HTTP(S)_PROXY, NO_PROXY and DENO_CERT). */
   readonly fetch?: typeof fetch;
-  /** Large bodies (over 64 KiB, or chunked) read and forwarded at once; the rest wait. */
-  readonly maxLargeBodies?: number;
-  /** Receives one record per refused or failed envelope (the app's batched request log). */
+  /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
 
-/**
- * A request handler as `Deno.serve` calls it. Inside the app it also gets the request's
- * context, which builds its answers complete (security headers and request id included).
- */
+/** A request handler as `Deno.serve` calls it; the app also passes the request's id. */
 export type TunnelHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo,
-  ctx?: Pick<RequestContext, "send" | "requestId">,
+  ctx?: { readonly requestId?: string },
 ) => Promise<Response>;
-
-const plainSend: Send = (body, status, headers) => new Response(body, { status, headers });
-
-type Bytes = Uint8Array<ArrayBuffer>;
 
 // A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
 // stops bodies of empty deflate blocks that never produce a line.
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
 
-// Each large body in flight holds a few MB (read buffers, the upstream request, their garbage
-// until V8 collects it); 8 keep one core busy with 1 MiB uploads.
-/** Large bodies read at once by default; the rest wait their turn, unread. */
-export const DEFAULT_LARGE_BODIES = 8;
-
-const MORE: LineOutcome = { kind: "more" };
-
-/** The envelope header line was read; `read` holds every body byte read so far. */
+/** The envelope header line, and every body byte read to find it. */
 interface Head {
-  readonly line: Bytes;
-  readonly read: GrowableBytes;
+  readonly line: Uint8Array;
+  readonly read: ReadBytes;
 }
 
 /**
@@ -109,7 +78,7 @@ interface Head {
  *   maxBodyBytes: config.tunnelMaxBodyBytes,
  *   timeoutMs: config.tunnelTimeoutMs,
  *   trustProxy: config.trustProxy,
- *   rateLimit: config.tunnelRateLimit,
+ *   log: (record) => console.error(JSON.stringify(record)),
  * });
  * Deno.serve((req, info) => tunnel(req, info));
  */
@@ -117,8 +86,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ?? platformFetch;
   // Built once: every envelope for a DSN goes to the same URL.
   const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
-  const slots = new BodySlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
-  const log = options.log;
   const limiter: RateLimiter | undefined = options.rateLimit
     ? createRateLimiter({ limit: options.rateLimit })
     : undefined;
@@ -128,89 +95,85 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     timeoutMs: options.timeoutMs,
   };
 
-  function reject(id: string | undefined, rejection: Rejection, bytes: number, send: Send) {
-    log({ msg: "tunnel", reason: rejection.reason, status: rejection.status, bytes }, id);
-    return textResponse(rejection, send);
+  function reject(requestId: string | undefined, rejection: Rejection, bytes: number) {
+    const { status, reason } = rejection;
+    options.log({ msg: "tunnel", reason, status, bytes }, requestId);
+    const headers = { ...rejection.headers, "content-type": "text/plain; charset=utf-8" };
+    return answer(encoder.encode(`${reason}\n`), status, headers);
   }
 
+  /** Read the header line, check the DSN, send the body upstream and relay the answer. */
   async function forward(
-    headers: Record<string, string>,
-    t: Transfer,
+    body: RequestBody,
     format: HeadFormat | null,
-    send: Send,
+    headers: Record<string, string>,
+    signal: AbortSignal,
   ): Promise<Response | Rejection> {
-    const head = format === null ? await readPlainHead(t) : await readEncodedHead(t, format);
+    const head = format === null ? await readPlainHead(body) : await readEncodedHead(body, format);
     if ("status" in head) return head;
     const header = parseEnvelopeHeader(head.line);
     if (!header.ok) return { status: 400, reason: header.reason };
     const dsn = findAllowedDsn(header.dsn, options.allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    const body = await collectSmallBody(t, head.read);
-    t.forwarding = true;
     const url = envelopeUrls.get(dsn)!;
-    let upstream: Response;
-    try {
-      upstream = await postEnvelope(upstreamFetch, url, body, headers, t.upstream.signal);
-    } catch (error) {
-      return upstreamFailure(t, error);
+    // A chunked body that ends within the small-body size is sent whole too: with a
+    // Content-Length, and replayable if the first connection fails.
+    const read = head.read;
+    while (!body.done && body.declared === null && read.length <= SMALL_BODY_BYTES) {
+      const chunk = await body.next();
+      if (chunk !== undefined) read.append(chunk);
     }
-    const outcome = await relayResponse(upstream, send).catch((error) => upstreamFailure(t, error));
-    t.answered = true;
-    return outcome;
+    const sent = body.done ? read.bytes() : body.stream(read.bytes());
+    try {
+      return await relayResponse(await postEnvelope(upstreamFetch, url, sent, headers, signal));
+    } catch (error) {
+      // Stopped by the tunnel itself (timeout, client gone, body too large): the caller answers.
+      if (body.cause !== undefined && body.cause !== "abandoned") throw new BodyStopped();
+      if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
+      throw error;
+    }
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const send: Send = ctx ? (body, status, headers) => ctx.send(body, status, headers) : plainSend;
-    // Read from Deno's request record, not req.headers (see server/http/request_headers.ts).
-    const headers = requestHeaders(req);
-    const declaredBytes = contentLength(headers);
+    const requestId = ctx?.requestId;
+    const headers = req.headers;
+    const declared = contentLength(headers);
     const format = decoderFormat(headers.get("content-encoding"));
     const clientIp = clientAddress(headers, info.remoteAddr, options.trustProxy);
-    const early = precheck(limits, declaredBytes, format) ??
+    const early = precheck(limits, declared, format) ??
       overLimit(limiter, clientIp, performance.now());
-    if (early !== undefined || format === "unsupported" || !hasBody(req, declaredBytes)) {
+    const empty = declared === 0 || (declared === null && req.body === null);
+    if (early !== undefined || format === "unsupported" || empty) {
       // Not reading the body at all is the point (an oversized upload is refused unread).
       req.body?.cancel().catch(ignore);
-      return reject(ctx?.requestId, early ?? HEADER_MISSING, declaredBytes ?? 0, send);
+      return reject(requestId, early ?? HEADER_MISSING, declared ?? 0);
     }
-    const upstream = upstreamHeaders(headers, clientIp);
-    const t = startTransfer(req, declaredBytes, options.maxBodyBytes);
-    // One timer per envelope, cleared when it ends. Not AbortSignal.timeout: its timer (about
-    // 1 KB) outlives the exchange until it fires, 30 s of them under load.
-    const deadline = setTimeout(stopTransfer, options.timeoutMs, t, "timeout");
-    let slot = false;
+    // Cutting the body short (timeout, cap, client gone) also stops the upstream request.
+    const upstream = new AbortController();
+    const body = new RequestBody(req, declared, options.maxBodyBytes, () => upstream.abort());
+    // One timer per envelope, cleared when it ends: AbortSignal.timeout's timer would outlive
+    // the exchange until it fires, 30 s of them under load.
+    const deadline = setTimeout(() => body.stop("timeout"), options.timeoutMs);
     try {
-      if (isLargeBody(declaredBytes)) {
-        // Its body stays unread, in the kernel's socket buffers, until a slot is free.
-        await slots.take(t);
-        slot = true;
-      }
-      const outcome = await forward(upstream, t, format, send);
-      const bytes = t.declaredBytes ?? t.received;
-      if (!(outcome instanceof Response)) return reject(ctx?.requestId, outcome, bytes, send);
+      const sent = upstreamHeaders(headers, clientIp);
+      const outcome = await forward(body, format, sent, upstream.signal);
+      const bytes = declared ?? body.received;
+      if (!(outcome instanceof Response)) return reject(requestId, outcome, bytes);
       if (!outcome.ok) {
-        log(
-          { msg: "tunnel", reason: "ingest refused the envelope", status: outcome.status, bytes },
-          ctx?.requestId,
-        );
+        const record = { msg: "tunnel", reason: "ingest refused the envelope", bytes } as const;
+        options.log({ ...record, status: outcome.status }, requestId);
       }
       return outcome;
     } catch (error) {
-      if (!(error instanceof TransferStopped)) throw error;
-      const rejection = stoppedRejection(t.cause, t.forwarding && t.done, limits);
-      return reject(ctx?.requestId, rejection, t.declaredBytes ?? t.received, send);
+      if (!(error instanceof BodyStopped)) throw error;
+      // Once every byte was read, a timeout is the ingest's (504), before it the client's (408).
+      const rejection = stoppedRejection(body.cause, body.done, limits);
+      return reject(requestId, rejection, declared ?? body.received);
     } finally {
       clearTimeout(deadline);
-      if (slot) slots.release();
-      // The exchange is over. A read still pending (the ingest answered before taking the
-      // whole body) must not end cleanly, or a truncated chunked body would be closed upstream
-      // as if complete.
-      if (!t.done) t.cause ??= "abandoned";
-      // An upstream request still open is no longer wanted. Aborting only then matters: every
-      // abort builds a DOMException with a stack trace, too dear for each success.
-      if (t.forwarding && !t.answered) t.upstream.abort();
-      t.wake?.(new TransferStopped());
-      releaseBody(t);
+      // A read still pending (the ingest answered before taking the whole body) now fails, so a
+      // truncated chunked body is never ended cleanly upstream.
+      body.release();
     }
   };
 }
@@ -226,27 +189,18 @@ function overLimit(
   return decision.allowed ? undefined : rateLimited(decision.retryAfterSeconds);
 }
 
-/**
- * A failed upstream fetch: stopped by the tunnel itself (timeout, client gone, body too large),
- * a network error (fetch rejects with TypeError), or a bug, which is rethrown. A body stream
- * the upstream side gave up on ("abandoned") is the ingest's failure, not the client's.
- */
-function upstreamFailure(t: Transfer, error: unknown): Rejection {
-  if (t.cause !== undefined && t.cause !== "abandoned") throw new TransferStopped();
-  if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
-  throw error;
-}
-
 /** Read until the envelope header line is complete, scanning each chunk once as it comes. */
-async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
-  const read = new GrowableBytes();
+async function readPlainHead(body: RequestBody): Promise<Head | Rejection> {
+  const read = new ReadBytes();
   for (;;) {
-    const seen = t.received;
-    const chunk = await readChunk(t, true);
+    const seen = read.length;
+    const chunk = await body.next();
     if (chunk === undefined) return HEADER_MISSING;
-    read.append(chunk, isBorrowed(t, chunk));
+    read.append(chunk);
     const end = findHeaderEnd(chunk, seen);
-    if (end.kind === "found") return { line: read.bytes().subarray(0, end.offset), read };
+    if (end.kind === "found") {
+      return { line: read.bytes().subarray(0, end.offset), read };
+    }
     if (end.kind === "too-long") return HEADER_MISSING;
   }
 }
@@ -255,21 +209,22 @@ async function readPlainHead(t: Transfer): Promise<Head | Rejection> {
  * Decompress only as much of the body as it takes to see the header line; the raw bytes are
  * kept so the original compressed body is what gets forwarded.
  */
-async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | Rejection> {
-  const read = new GrowableBytes();
+async function readEncodedHead(body: RequestBody, format: HeadFormat): Promise<Head | Rejection> {
+  const read = new ReadBytes();
   const decoder = await createHeaderLineDecoder(format, MAX_HEADER_BYTES);
   try {
     for (;;) {
-      const seen = t.received;
-      const chunk = await readChunk(t, true);
-      if (chunk !== undefined) read.append(chunk, isBorrowed(t, chunk));
+      const seen = read.length;
+      const chunk = await body.next();
+      if (chunk !== undefined) read.append(chunk);
       const room = MAX_ENCODED_HEADER_BYTES - seen;
-      let outcome: LineOutcome = chunk !== undefined && room > 0
+      let outcome = chunk !== undefined && room > 0
         ? await decoder.push(chunk.subarray(0, room))
-        : MORE;
+        : undefined;
       // The body ended, or no line within the encoded cap: what was decoded decides.
       if (
-        outcome.kind === "more" && (chunk === undefined || t.received >= MAX_ENCODED_HEADER_BYTES)
+        outcome === undefined ||
+        (outcome.kind === "more" && read.length >= MAX_ENCODED_HEADER_BYTES)
       ) {
         outcome = await decoder.end();
       }
@@ -280,13 +235,6 @@ async function readEncodedHead(t: Transfer, format: HeadFormat): Promise<Head | 
   } finally {
     decoder.dispose();
   }
-}
-
-function textResponse({ status, reason, headers }: Rejection, send: Send): Response {
-  return send(encoder.encode(`${reason}\n`), status, {
-    ...headers,
-    "content-type": "text/plain; charset=utf-8",
-  });
 }
 
 const encoder = new TextEncoder();

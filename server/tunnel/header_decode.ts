@@ -10,7 +10,6 @@
  * which a server that never receives one does not need.
  */
 import { findHeaderEnd, MAX_HEADER_BYTES } from "./envelope.ts";
-import { GrowableBytes } from "./growable_bytes.ts";
 
 /** Content encodings whose header line the tunnel can read. */
 export type HeadFormat = "gzip" | "deflate" | "br";
@@ -61,7 +60,9 @@ export async function createHeaderLineDecoder(
     : format === "gzip"
     ? createGunzip(options)
     : createInflate(options);
-  const decoded = new GrowableBytes();
+  // The line's pieces so far: at most the cap's worth, in steps of STEP_BYTES.
+  const pieces: Uint8Array[] = [];
+  let decoded = 0;
   let outcome: LineOutcome = MORE;
   let fedBytes = 0;
   let producedBytes = 0;
@@ -85,11 +86,12 @@ export async function createHeaderLineDecoder(
   stream.on("data", (chunk: Uint8Array) => {
     producedBytes += chunk.byteLength;
     if (outcome !== MORE) return;
-    const seen = decoded.length;
-    const end = findHeaderEnd(chunk, seen, maxLine);
+    const end = findHeaderEnd(chunk, decoded, maxLine);
     if (end.kind === "too-long") return decide(MISSING);
-    decoded.append(chunk.subarray(0, end.kind === "found" ? end.offset - seen : chunk.length));
-    if (end.kind === "found") decide({ kind: "line", line: decoded.bytes() });
+    const piece = chunk.subarray(0, end.kind === "found" ? end.offset - decoded : chunk.length);
+    pieces.push(piece);
+    decoded += piece.byteLength;
+    if (end.kind === "found") decide({ kind: "line", line: joined(pieces, decoded) });
   });
   stream.on("error", () => decide(CORRUPT));
   // After the end of the input, or an error: nothing more will be decoded.
@@ -122,4 +124,14 @@ export async function createHeaderLineDecoder(
       decide(MISSING);
     },
   };
+}
+
+function joined(pieces: readonly Uint8Array[], length: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const piece of pieces) {
+    out.set(piece, offset);
+    offset += piece.byteLength;
+  }
+  return out;
 }

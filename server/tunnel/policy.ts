@@ -5,7 +5,6 @@
  */
 import type { HeadFormat } from "./header_decode.ts";
 import type { StopCause } from "./body.ts";
-import type { HeaderReader } from "../http/request_headers.ts";
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -53,6 +52,27 @@ export function decoderFormat(encoding: string | null): HeadFormat | null | "uns
   if (name === "" || name === "identity") return null;
   return FORMATS.get(name) ?? "unsupported";
 }
+
+/**
+ * A Content-Length that is a plain decimal number of at most 15 digits, else null. The same
+ * number repeated (`42, 42`: the field sent twice, which Deno joins; it refuses differing ones)
+ * is that number, as RFC 9110 (8.6) allows.
+ *
+ * @example
+ * contentLength(new Headers({ "content-length": "42, 42" })); // 42
+ */
+export function contentLength(headers: Headers): number | null {
+  const value = headers.get("content-length");
+  if (value === null) return null;
+  if (PLAIN_LENGTH.test(value)) return Number(value);
+  if (!REPEATED_LENGTH.test(value)) return null;
+  // Compared as numbers, as Deno frames the body: it takes `61` and `061` as one length.
+  const [first, ...rest] = value.split(",").map(Number);
+  return rest.every((length) => length === first) ? first : null;
+}
+
+const PLAIN_LENGTH = /^\d{1,15}$/;
+const REPEATED_LENGTH = /^\d{1,15}(?:[ \t]*,[ \t]*\d{1,15})+$/;
 
 /**
  * Rejections decided from the headers alone, before any body byte is read. The method is the
@@ -122,7 +142,7 @@ const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
  * record it. Both X-Sentry-Forwarded-For and the rate limit use it.
  */
 export function clientAddress(
-  headers: HeaderReader,
+  headers: Headers,
   addr: Deno.Addr,
   trustProxy: boolean,
 ): string | undefined {
@@ -139,7 +159,7 @@ export function clientAddress(
  * and validates either way, and the record skips building one more Headers per envelope.
  */
 export function upstreamHeaders(
-  headers: HeaderReader,
+  headers: Headers,
   clientIp: string | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = { "content-type": ENVELOPE_CONTENT_TYPE };
@@ -175,7 +195,7 @@ export interface Relay {
  */
 export function relayFor(
   status: number,
-  upstream: HeaderReader,
+  upstream: Headers,
 ): Relay {
   const passBody = JSON_TYPE.test(upstream.get("content-type") ?? "");
   const headers: Record<string, string> = {

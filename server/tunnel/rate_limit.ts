@@ -2,8 +2,6 @@
  * A per-client envelope budget for the tunnel: a token bucket per client address, kept in a
  * table of fixed size. Pure: the caller passes the clock, so tests need no sockets or sleeps.
  */
-import { type Linked, LinkedList } from "../linked_list.ts";
-
 /** The answer for one envelope: go ahead, or wait this many whole seconds. */
 export type RateDecision =
   | { readonly allowed: true }
@@ -32,8 +30,7 @@ export const MAX_RATE_LIMIT_CLIENTS = 10_000;
 
 const ALLOWED: RateDecision = { allowed: true };
 
-interface Bucket extends Linked<Bucket> {
-  readonly key: string;
+interface Bucket {
   tokens: number;
   atMs: number;
 }
@@ -52,33 +49,18 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const windowMs = options.windowMs ?? 60_000;
   const maxClients = Math.max(1, options.maxClients ?? MAX_RATE_LIMIT_CLIENTS);
   const perMs = limit / windowMs;
+  // In recency order, least recent first: a client seen again is deleted and added anew.
   const buckets = new Map<string, Bucket>();
-  // Recency order in a list through the buckets, not by deleting and re-adding a client's key
-  // on every envelope: that would give the Map a new table every few envelopes, in the old
-  // generation (server/linked_list.ts). The Map only changes when a client comes or goes.
-  const recency = new LinkedList<Bucket>();
   return {
     take(key, nowMs) {
       const bucket = buckets.get(key);
       if (bucket === undefined) {
-        const least = buckets.size >= maxClients ? recency.oldest : undefined;
-        if (least !== undefined) {
-          recency.remove(least);
-          buckets.delete(least.key);
-        }
-        const fresh: Bucket = {
-          key,
-          tokens: limit - 1,
-          atMs: nowMs,
-          older: undefined,
-          newer: undefined,
-          listed: false,
-        };
-        buckets.set(key, fresh);
-        recency.append(fresh);
+        if (buckets.size >= maxClients) buckets.delete(buckets.keys().next().value!);
+        buckets.set(key, { tokens: limit - 1, atMs: nowMs });
         return ALLOWED;
       }
-      recency.moveToNewest(bucket);
+      buckets.delete(key);
+      buckets.set(key, bucket);
       // A clock that steps back must not mint tokens or push the refill into the future.
       const elapsed = Math.max(0, nowMs - bucket.atMs);
       bucket.tokens = Math.min(limit, bucket.tokens + elapsed * perMs);

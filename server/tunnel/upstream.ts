@@ -2,18 +2,8 @@
  * The tunnel's exchange with the ingest, on the platform's `fetch`: send one envelope, and turn
  * the ingest's answer into what the browser may see.
  */
-import { contentLength } from "../http/content_length.ts";
-import { GrowableBytes } from "./growable_bytes.ts";
-import { type Rejection, type Relay, relayFor } from "./policy.ts";
-
-type Bytes = Uint8Array<ArrayBuffer>;
-
-/** Builds an answer: the request context's `send`, or a plain Response outside the app. */
-export type Send = (
-  body: Bytes | null,
-  status: number,
-  headers: Readonly<Record<string, string>>,
-) => Response;
+import type { Bytes } from "./body.ts";
+import { contentLength, type Rejection, relayFor } from "./policy.ts";
 
 // The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
 const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
@@ -47,20 +37,32 @@ export async function postEnvelope(
   }
 }
 
-/** What the browser gets from the ingest's answer; see `relayFor`. */
-export async function relayResponse(upstream: Response, send: Send): Promise<Response | Rejection> {
+/** What the browser gets from the ingest's answer (see `relayFor`), or a 502. */
+export async function relayResponse(upstream: Response): Promise<Response | Rejection> {
   if (upstream.type === "opaqueredirect" || isRedirect(upstream.status)) {
     await upstream.body?.cancel();
     return REDIRECTED;
   }
-  const relay = relayFor(upstream.status, upstream.headers);
-  if (!relay.passBody || isNullBody(upstream.status)) {
+  const { status, headers, passBody, text } = relayFor(upstream.status, upstream.headers);
+  if (isNullBody(status)) {
     await upstream.body?.cancel();
-    return relayText(relay, send);
+    return new Response(null, { status, headers });
+  }
+  if (!passBody) {
+    await upstream.body?.cancel();
+    return answer(encoder.encode(text), status, headers);
   }
   const body = await readSmallBody(upstream, MAX_UPSTREAM_RESPONSE_BYTES);
-  if (body === undefined) return TOO_LARGE;
-  return send(body, relay.status, relay.headers);
+  return body === undefined ? TOO_LARGE : answer(body, status, headers);
+}
+
+/** A response with a byte body. */
+export function answer(
+  body: Bytes,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+): Response {
+  return new Response(body, { status, headers });
 }
 
 const REDIRECTED: Rejection = { status: 502, reason: "ingest answered with a redirect" };
@@ -68,31 +70,22 @@ const TOO_LARGE: Rejection = { status: 502, reason: "ingest response too large" 
 const isRedirect = (status: number) => status >= 300 && status < 400;
 const isNullBody = (status: number) => status === 204 || status === 205;
 
-function relayText(relay: Relay, send: Send): Response {
-  const body = isNullBody(relay.status) ? null : encoder.encode(relay.text);
-  return send(body, relay.status, relay.headers);
-}
-
 /** Read a response body of at most `maxBytes`; undefined (and the rest cancelled) if larger. */
 async function readSmallBody(response: Response, maxBytes: number): Promise<Bytes | undefined> {
-  // A declared length bounds the body, unless fetch is decompressing it on the way in. Checked
-  // before `response.body` is touched: that getter builds a stream arrayBuffer() must then drain.
+  // A declared length bounds the body, unless fetch is decompressing it on the way in.
   const declared = contentLength(response.headers);
   if (declared !== null && declared <= maxBytes && !response.headers.has("content-encoding")) {
-    return new Uint8Array(await response.arrayBuffer());
+    return await response.bytes();
   }
-  if (response.body === null) return new Uint8Array();
-  const reader = response.body.getReader();
-  const read = new GrowableBytes();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return read.bytes();
-    if (read.length + value.byteLength > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    read.append(value);
+  const chunks: Bytes[] = [];
+  let length = 0;
+  for await (const chunk of response.body ?? []) {
+    length += chunk.byteLength;
+    // Leaving the loop cancels the rest of the body.
+    if (length > maxBytes) return undefined;
+    chunks.push(chunk as Bytes);
   }
+  return await new Blob(chunks).bytes();
 }
 
 const encoder = new TextEncoder();

@@ -3,8 +3,6 @@
  * a given DSN so the tunnel accepts them.
  */
 
-import { takeBytes } from "../../server/tunnel/envelope.ts";
-
 const encoder = new TextEncoder();
 
 /**
@@ -113,5 +111,11 @@ function envelope(
   for (const [itemHeader, payload] of items) {
     parts.push(encoder.encode(JSON.stringify(itemHeader) + "\n"), payload, encoder.encode("\n"));
   }
-  return takeBytes(parts, parts.reduce((n, p) => n + p.byteLength, 0));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
 }

@@ -3,7 +3,6 @@ import {
   findHeaderEnd,
   MAX_HEADER_BYTES,
   parseEnvelopeHeader,
-  takeBytes,
 } from "../../../server/tunnel/envelope.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -89,15 +88,4 @@ Deno.test("findHeaderEnd allows a line of exactly the cap and no more", () => {
 Deno.test("findHeaderEnd honours a smaller cap", () => {
   assert.deepEqual(findHeaderEnd(encode("abcdef\n"), 0, 4), { kind: "too-long" });
   assert.deepEqual(findHeaderEnd(encode("abcd\n"), 0, 4), { kind: "found", offset: 4 });
-});
-
-Deno.test("takeBytes returns a view when one chunk suffices and a copy otherwise", () => {
-  const first = new Uint8Array([1, 2, 3, 4]);
-  const view = takeBytes([first, new Uint8Array([5])], 3);
-  assert.deepEqual([...view], [1, 2, 3]);
-  assert.equal(view.buffer, first.buffer);
-  const joined = takeBytes([new Uint8Array([1]), new Uint8Array([2, 3]), new Uint8Array([4])], 3);
-  assert.deepEqual([...joined], [1, 2, 3]);
-  assert.notEqual(joined.buffer, first.buffer);
-  assert.deepEqual([...takeBytes([], 0)], []);
 });
