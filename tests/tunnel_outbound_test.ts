@@ -1,6 +1,6 @@
 /**
  * The tunnel's way out, with the real server started as `deno task start` starts it: through
- * the outbound proxy HTTP_PROXY names, and over TLS to an ingest whose certificate only a
+ * the outbound proxy HTTP_PROXY names (the server's own Sentry events too), and over TLS to an ingest whose certificate only a
  * private CA given by DENO_CERT vouches for. Deno reads both when the process starts, so each
  * case is a server of its own.
  */
@@ -20,7 +20,7 @@ async function post(url: string, body: Uint8Array<ArrayBuffer>) {
   return { status: response.status, text: await response.text() };
 }
 
-Deno.test("with HTTP_PROXY set, the tunnel's envelopes go through that proxy", async () => {
+Deno.test("with HTTP_PROXY set, the tunnel's envelopes and the server's own events go through that proxy", async () => {
   await using ingest = startFakeIngest();
   // A forward proxy: requests arrive in absolute form (`POST http://host:port/path`), are
   // recorded, and are sent on as they came.
@@ -35,8 +35,13 @@ Deno.test("with HTTP_PROXY set, the tunnel's envelopes go through that proxy", a
     });
   });
   const dsn = ingest.dsn();
+  // The server's own events go to a project of their own, told apart by its path.
+  const serverDsn = ingest.dsn("server", "2");
   const server = await startServer({
     TUNNEL_ALLOWED_DSNS: dsn,
+    SENTRY_DSN: serverDsn,
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+    DEBUG_ERROR_ROUTE: "true",
     HTTP_PROXY: `http://127.0.0.1:${proxy.addr.port}`,
   });
   try {
@@ -45,6 +50,16 @@ Deno.test("with HTTP_PROXY set, the tunnel's envelopes go through that proxy", a
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(proxied, [`POST ${ingest.url}/api/1/envelope/`]);
     assert.equal(ingest.requests[0].sha256, await sha256Hex(sent));
+    // A server error: its event leaves through the same proxy, to the server's project.
+    const failed = await fetch(new URL("/debug/error", server.url));
+    await failed.body?.cancel();
+    assert.equal(failed.status, 500);
+    await ingest.waitFor(2, "complete");
+    const own = ingest.requests.filter((r) => r.path.startsWith("/api/2/envelope/?"));
+    assert.equal(own.length, 1);
+    assert.match(new TextDecoder().decode(own[0].body), /Debug error from GET \/debug\/error/);
+    // Every request the ingest received came through the proxy.
+    assert.deepEqual(proxied, ingest.requests.map((r) => `POST ${ingest.url}${r.path}`));
     // The launcher granted the proxy's host to the server it started (Deno 2.9 would not ask).
     const ps = await new Deno.Command("ps", {
       args: ["-o", "args=", "--ppid", String(server.process.pid)],
