@@ -12,17 +12,14 @@ export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
 /** The pages as HTML, rendered by the production build (a dot file, never served). */
 export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
 
-/** Dev mode's build result, written by the runner and watched by the server. */
-export const DEV_STATUS_FILE = `${BUILD_DIR}/.dev-status.json`;
-
 /** How long shutdown waits for monitoring to send what it has queued. */
 export const FLUSH_TIMEOUT_MS = 2_000;
 
 /** Where the development-only pages and endpoints live (never routed in production). */
 export const DEV_PATHS = {
-  /** Server-Sent Events: `hello`, `reload` and `build-error`. */
+  /** Server-Sent Events: `hello` with the id of the process answering. */
   reload: "/_dev/reload",
-  /** The script that listens to them and shows build errors over the page. */
+  /** The script that listens to them and reloads the page when that id changes. */
   client: "/_dev/client.js",
   /** The monitoring inbox page. */
   inbox: "/_dev/inbox",

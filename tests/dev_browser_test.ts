@@ -1,19 +1,21 @@
 /**
- * `deno task dev` in headless Chromium: the open page reloads itself after a client change, a
- * build error is drawn over it with file and line, and the fix clears it; the dev client runs
- * under the page's CSP and the browser SDK reports to the inbox. Ignored, with the reason
- * printed, when there is no Chromium.
+ * `deno task dev` in headless Chromium: the open page reloads itself after a client change; a
+ * build error and a server that cannot start each turn the same tab into the error page (file,
+ * line, message), and the fix brings the app back; the dev client runs under the page's CSP and
+ * the browser SDK reports to the inbox. Ignored, with the reason printed, when there is no
+ * Chromium.
  */
 import assert from "node:assert/strict";
 import { cspViolations, recordCspViolations, startChromium } from "./support/browser.ts";
 import { copyProject, startDev } from "./support/dev.ts";
 
-const WAIT_MS = 15_000;
+const WAIT_MS = 20_000;
 const started = await startChromium();
 if (started.chromium === null) console.log(`dev browser test ignored: ${started.reason}`);
 
 Deno.test({
-  name: "browser, dev mode: live reload, the build error overlay, recovery, inbox",
+  name:
+    "browser, dev mode: live reload, the error page for a build or server error, recovery, inbox",
   ignore: started.chromium === null,
   // Playwright's connection keeps timers of its own between calls.
   sanitizeOps: false,
@@ -30,13 +32,15 @@ Deno.test({
     page.on("pageerror", (e) => pageErrors.push(e.message));
     const connected = () =>
       page.waitForResponse((r) => r.url().endsWith("/_dev/reload") && r.status() === 200);
+    const appBack = () => page.waitForSelector('.shell[data-hydrated="true"]');
+    const errorPage = async () => (await (await page.waitForSelector("#dev-error")).textContent())!;
 
     let events = connected();
     await page.goto(dev.url);
-    await page.waitForSelector('.shell[data-hydrated="true"]');
+    await appBack();
     await events;
     const color = () => page.$eval("h1", (h1) => getComputedStyle(h1).color);
-    const before = await color();
+    assert.notEqual(await color(), "rgb(1, 2, 3)");
 
     // A client change: the page reloads by itself with the new build.
     const css = await project.read("client/styles.css");
@@ -46,23 +50,35 @@ Deno.test({
       const h1 = document.querySelector("h1");
       return h1 !== null && getComputedStyle(h1).color === "rgb(1, 2, 3)";
     });
-    assert.notEqual(before, "rgb(1, 2, 3)");
     await events;
 
-    // A build error: drawn over the page with file and line.
+    // A build error: the tab becomes the error page, with file and line; the fix brings it back.
     const main = await project.read("client/main.tsx");
     const broken = `${main}\nconst = 1;\n`;
     const line = broken.split("\n").indexOf("const = 1;") + 1;
     await project.write("client/main.tsx", broken);
-    const overlay = await page.waitForSelector("#dev-build-errors");
-    const text = await overlay.textContent();
-    assert.match(text ?? "", new RegExp(`client/main\\.tsx:${line}:\\d+`));
-    assert.match(text ?? "", /Build failed \(1 error\)/);
-
-    // The fix: the page reloads, without the overlay.
+    const buildError = await errorPage();
+    assert.match(buildError, /Build failed \(1 error\)/);
+    assert.match(buildError, new RegExp(`client/main\\.tsx:${line}:\\d+`));
     await project.write("client/main.tsx", main);
-    await page.waitForSelector("#dev-build-errors", { state: "detached" });
-    await page.waitForSelector('.shell[data-hydrated="true"]');
+    await appBack();
+
+    // App throws while the server renders it: the same, for a server that cannot start.
+    const app = await project.read("client/App.tsx");
+    const lines = app.split("\n");
+    const at = lines.findIndex((l) => /const hydrated = useHydrated/.test(l));
+    lines.splice(at, 0, '  if (appTestAlways()) throw new Error("dev-test render boom");');
+    await project.write(
+      "client/App.tsx",
+      `${lines.join("\n")}\nfunction appTestAlways() {\n  return true;\n}\n`,
+    );
+    const serverError = await errorPage();
+    assert.match(serverError, /The server stopped/);
+    assert.match(serverError, new RegExp(`client/App\\.tsx:${at + 1}:\\d+`));
+    assert.match(serverError, /Error: dev-test render boom/);
+    await project.write("client/App.tsx", app);
+    await appBack();
+    assert.equal(await page.$("#dev-error"), null);
 
     // The browser SDK is on (inbox DSN, same-origin tunnel): an error reaches the inbox.
     await page.waitForFunction(() => "__SENTRY__" in globalThis);

@@ -1,17 +1,24 @@
 /**
- * Development start-up, loaded by boot.ts only when `DEV_MODE` or `DEV_INBOX` is on (never in
- * production: those variables are not readable there). It refuses to show the inbox, which holds
- * stack traces and needs no login, on an address other machines can reach.
+ * What the server adds in development, loaded by server/lifecycle/boot.ts only when `DEV_MODE` or
+ * `DEV_INBOX` is on (production is not even granted those variables): the monitoring inbox, live
+ * reload, and the pages rendered at start, each on its own, so a page that throws shows its error
+ * and the others still work. The inbox holds stack traces and needs no login, so it refuses an
+ * address other machines can reach.
  */
 import type { DevTools } from "../lifecycle/boot.ts";
 import type { Config } from "../lifecycle/config.ts";
-import { DevInbox, inboxFetch, inboxTransport } from "./inbox.ts";
-import { createDevHandler } from "./handler.ts";
+import type { RenderedPage, RenderedPages } from "../page/rendered_pages.ts";
 import { StartupError } from "../lifecycle/startup_error.ts";
+import { DEV_PATHS } from "../constants.ts";
+import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
+import { errorResponse, type Failure, locate } from "./error_page.ts";
+import { liveReload } from "./live_reload.ts";
+
+const ROOT = new URL("../../", import.meta.url).href;
 
 /**
- * The dev inbox and `/_dev/` routes for this configuration. Throws {@link StartupError} when the
- * inbox would listen beyond this machine.
+ * The dev tools for this configuration. Throws {@link StartupError} when the inbox would listen
+ * beyond this machine.
  *
  * @example
  * const dev = startDevTools(loadConfig({ DEV_MODE: "true", HOST: "127.0.0.1" }));
@@ -26,12 +33,41 @@ export function startDevTools(config: Config): DevTools {
     );
   }
   const inbox = config.devInbox ? new DevInbox() : undefined;
+  const reload = config.devMode ? liveReload(crypto.randomUUID()) : () => undefined;
+  const failedPages = new Map<string, Failure>();
   return {
     transport: inbox && inboxTransport(inbox),
     tunnelFetch: (upstream) => inbox ? inboxFetch(inbox, upstream) : upstream,
-    wrap: (app, buildId, reloadApp) =>
-      createDevHandler({ devMode: config.devMode, inbox, app, buildId, reloadApp }),
+    renderPages: config.devMode ? () => renderPages(failedPages) : undefined,
+    // In front of the app, so neither traced (the inbox would fill itself) nor request-logged
+    // (the reload stream stays open for hours).
+    wrap: (app) => (req, info) => {
+      const path = new URL(req.url).pathname;
+      if (inbox && path === DEV_PATHS.inbox) return inboxPage(inbox);
+      const failure = failedPages.get(path);
+      return reload(req) ?? (failure ? errorResponse(req, failure) : app(req, info));
+    },
   };
+}
+
+// Not imported above: the inbox alone (DEV_INBOX without DEV_MODE) never loads React.
+async function renderPages(failed: Map<string, Failure>): Promise<RenderedPages> {
+  const [{ renderPage }, { routes }] = await Promise.all([
+    import("../page/render.ts"),
+    import("../../client/routes.tsx"),
+  ]);
+  const pages = new Map<string, RenderedPage>();
+  for (const [path, page] of routes.pages) {
+    try {
+      pages.set(path, renderPage(page));
+    } catch (error) {
+      const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
+      failed.set(path, { title: `Rendering ${path} failed`, where, detail: text });
+      console.error(`dev: rendering ${path} failed${where ? ` at ${where}` : ""}:`, error);
+    }
+  }
+  // The not-found page stands for every other path: if it throws, the server cannot start.
+  return { pages, notFound: renderPage(routes.notFound) };
 }
 
 /** Whether a listen address only accepts connections from this machine. */

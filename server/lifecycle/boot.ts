@@ -27,24 +27,24 @@ export interface ServerApp {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * What development adds (server/dev/boot.ts): the inbox in place of Sentry and the `/_dev/`
- * routes. Declared here so production never imports a dev module, not even for its types.
+ * What development adds (server/dev/boot.ts): the inbox in place of Sentry, the `/_dev/` routes
+ * and, in dev mode, the pages rendered at start. Declared here so production never imports a
+ * dev module, not even for its types.
  */
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
   readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
   /** The tunnel's upstream fetch, given the real one. */
   tunnelFetch(upstream: typeof fetch): typeof fetch;
-  /** Put the `/_dev/` routes in front of the app (and swap in new builds in dev mode). */
-  wrap(app: Handler, buildId: string, reloadApp: () => Promise<Handler>): Promise<Handler>;
+  /** Dev mode: render the pages now, each on its own (a page that throws shows its error). */
+  readonly renderPages?: () => Promise<RenderedPages>;
+  /** Put the `/_dev/` routes in front of the app. */
+  wrap(app: Handler): Handler;
 }
 
 // Not a string literal, so `deno info main.ts` and `deno compile` leave the dev modules out of
 // the production graph; loading it needs read access to server/, which only dev grants.
 const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
-// The same for React and the app's components: production reads the pages the build rendered.
-const RENDER_MODULE = new URL("../page/render.ts", import.meta.url).href;
-const ROUTES_MODULE = new URL("../../client/routes.tsx", import.meta.url).href;
 
 /** The client build as the server uses it. */
 interface Build {
@@ -65,9 +65,9 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
   const config = loadConfig(env);
   const missing = missingPermission(runtimePermissions(config, STATIC_DIR));
   if (missing) throw new StartupError(missing);
-  const build = await loadBuild(config);
-  const release = config.sentryRelease ?? build.manifest.buildId;
   const dev = config.devMode || config.devInbox ? await loadDevTools(config) : undefined;
+  const build = await loadBuild(config, dev);
+  const release = config.sentryRelease ?? build.manifest.buildId;
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
   // Without dev tools the tunnel uses the platform's fetch as it was when the tunnel loaded.
   const upstreamFetch = dev ? dev.tunnelFetch(globalThis.fetch) : undefined;
@@ -78,15 +78,8 @@ export async function createServerApp(env: Env): Promise<ServerApp> {
       transport: dev?.transport,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
-  const appFor = ({ manifest, staticIndex, pages }: Build) =>
-    createApp({ config, manifest, staticIndex, pages, release, monitoring, fetch: upstreamFetch });
-  const handler = dev
-    ? await dev.wrap(
-      appFor(build),
-      build.manifest.buildId,
-      async () => appFor(await loadBuild(config)),
-    )
-    : appFor(build);
+  const app = createApp({ config, ...build, release, monitoring, fetch: upstreamFetch });
+  const handler = dev ? dev.wrap(app) : app;
   return { config, release, monitoring, handler };
 }
 
@@ -97,28 +90,18 @@ async function loadDevTools(config: Config): Promise<DevTools> {
 
 /**
  * Read the manifest, the pages and index `static/`: what a build gives the server. In dev mode
- * the pages are rendered here instead (the dev build does not render them), so a change to a
- * page shows at the next restart, and a render error shows in the runner's error page.
+ * the dev tools render the pages instead (the dev build does not), at each restart.
  */
-async function loadBuild(config: Config): Promise<Build> {
+async function loadBuild(config: Config, dev?: DevTools): Promise<Build> {
   const asStartupError = (error: Error) => {
     throw new StartupError(error.message);
   };
   const manifest = await readManifest().catch(asStartupError);
-  // A render error keeps its stack: the runner shows its file and line.
-  const pages = config.devMode
-    ? await renderInProcess()
+  const pages = dev?.renderPages
+    ? await dev.renderPages()
     : await readRenderedPages().catch(asStartupError);
   const staticIndex = await indexStaticFiles(STATIC_DIR, {
     serveSourceMaps: config.serveSourceMaps,
   });
   return { manifest, staticIndex, pages };
-}
-
-async function renderInProcess(): Promise<RenderedPages> {
-  const [{ renderPages }, { routes }] = await Promise.all([
-    import(RENDER_MODULE),
-    import(ROUTES_MODULE),
-  ]);
-  return renderPages(routes);
 }

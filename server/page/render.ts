@@ -16,11 +16,12 @@ import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
  * const rendered = renderPages(routes);
  */
 export function renderPages(routes: Routes): RenderedPages {
-  const render = (page: ResolvedPage): RenderedPage => ({
-    title: page.title,
-    appHtml: renderToString(createElement(App, { page })),
-  });
   const pages = new Map<string, RenderedPage>();
-  for (const [path, page] of routes.pages) pages.set(path, render(page));
-  return { pages, notFound: render(routes.notFound) };
+  for (const [path, page] of routes.pages) pages.set(path, renderPage(page));
+  return { pages, notFound: renderPage(routes.notFound) };
+}
+
+/** The HTML of one page (dev mode renders each on its own, so one that throws spares the rest). */
+export function renderPage(page: ResolvedPage): RenderedPage {
+  return { title: page.title, appHtml: renderToString(createElement(App, { page })) };
 }

@@ -1,206 +1,181 @@
 /**
- * `deno task dev`: the client rebuilt on every change, the server restarted on every server
- * change, and the open page reloaded after either. It never dies of an error in the project.
+ * `deno task dev`: every save under client/, server/ or main.ts rebuilds the client (esbuild's
+ * incremental context, unminified, linked source maps) and restarts the server (main.ts in a
+ * child process, with production's permissions plus the dev ones), and the open page reloads.
  *
- * - client/ is watched here. Each change rebuilds with esbuild's incremental context
- *   (unminified, linked source maps), then writes the build status file that the server
- *   watches (server/dev/reload.ts): a good build is swapped in and the page reloads; a broken
- *   one is printed here and drawn over the page, and the next good one clears it.
- * - The server is a child process this runner owns (server/dev/supervisor.ts), restarted when
- *   main.ts, server/ or a client file it imports (client/App.tsx) changes. When it cannot start
- *   or stops on its own, the runner answers on its port with the error (file, line, message)
- *   and keeps `/_dev/reload` up, until the next save starts it again.
+ * While the build is broken or the server cannot run, this process answers on the port itself
+ * with the error page (server/dev/error_page.ts) until the next save. Its own modules were
+ * loaded before any edit, so no broken project file can break it.
  */
 import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
-import { BUILD_DIR, MANIFEST_FILE } from "../constants.ts";
+import { BUILD_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
-import { type BuildStatus, toBuildError, writeBuildStatus } from "../dev/reload.ts";
-import { needsRestart, serverModuleFiles } from "../dev/server_graph.ts";
-import { DevSupervisor } from "../dev/supervisor.ts";
+import { type Config, loadConfig } from "../lifecycle/config.ts";
+import { proxyHosts, readAppPermissions } from "../lifecycle/permissions.ts";
+import { servingArgs } from "../lifecycle/serve_args.ts";
+import { listeningUrl } from "../lifecycle/listen_address.ts";
 import { onStopRequest } from "../lifecycle/shutdown.ts";
+import { exitOnStartupError } from "../lifecycle/startup_error.ts";
+import { denoFailure, errorResponse, type Failure } from "../dev/error_page.ts";
+import { liveReload } from "../dev/live_reload.ts";
 
-// What the runner watches: the client (rebuilt), and the server's entry and modules (restarted).
 const WATCHED = ["client", "server", "main.ts"];
-// Editors save in bursts (write, rename, chmod): wait for the burst to end before building.
-const DEBOUNCE_MS = 40;
+// Editors save in bursts (write, rename, chmod): build once the burst is over.
+const DEBOUNCE_MS = 50;
+// Enough of the server's stderr to hold Deno's error block and its stack.
+const KEPT_STDERR_CHARS = 32_000;
+const ROOT = `file://${Deno.cwd()}/`;
 
-/** esbuild's incremental build of client/, writing the manifest and the status file. */
-class DevBuilder {
-  readonly #context: esbuild.BuildContext;
-  // Larger than any earlier run's, so a server that read an old status file sees the new ones.
-  #seq = Date.now();
+/** esbuild's errors as it prints them (paths relative to the project), and the first one's place. */
+async function buildFailure(error: unknown): Promise<Failure> {
+  const errors = (error as esbuild.BuildFailure).errors ?? [];
+  const at = errors[0]?.location;
+  return {
+    title: `Build failed (${errors.length} error${errors.length === 1 ? "" : "s"})`,
+    // esbuild counts columns from 0, editors from 1.
+    where: at ? `${at.file}:${at.line}:${at.column + 1}` : undefined,
+    detail: errors.length === 0
+      ? String(error)
+      : (await esbuild.formatMessages(errors, { kind: "error", color: false })).join(""),
+  };
+}
 
-  private constructor(context: esbuild.BuildContext) {
-    this.#context = context;
-  }
-
-  static async create(): Promise<DevBuilder> {
-    await Deno.mkdir(BUILD_DIR, { recursive: true });
-    return new DevBuilder(await esbuild.context(buildOptions("development")));
-  }
-
-  /** Build once; the outcome is also written to the status file. */
-  async build(): Promise<BuildStatus> {
-    const started = performance.now();
-    let status: BuildStatus;
-    try {
-      const result = await this.#context.rebuild();
-      const manifest = await finishBuild(
-        result.metafile!,
-        await hashInputs("development"),
-        false,
-      );
-      await removeStaleOutputs(result.metafile!);
-      status = { seq: ++this.#seq, ok: true, buildId: manifest.buildId };
-      const ms = Math.round(performance.now() - started);
-      console.log(`dev: client built in ${ms} ms (build ${manifest.buildId})`);
-    } catch (error) {
-      // esbuild has already printed each error with its file and line.
-      const errors = isBuildFailure(error)
-        ? error.errors.map(toBuildError)
-        : [{ text: error instanceof Error ? error.message : String(error) }];
-      status = { seq: ++this.#seq, ok: false, errors };
-      console.error(`dev: client build failed (${errors.length}); the page shows it until fixed`);
+async function runDev(): Promise<void> {
+  const env = {
+    DEV_MODE: "true",
+    NODE_ENV: "development",
+    // Dev pages show monitoring data: this machine only, unless HOST says otherwise.
+    HOST: Deno.env.get("HOST") || "127.0.0.1",
+    // The bundle links its source maps; the browser's devtools fetch them.
+    SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
+    PORT: Deno.env.get("PORT") || "8000",
+  };
+  let config: Config;
+  let args: string[];
+  try {
+    config = loadConfig({ ...Deno.env.toObject(), ...env });
+    if (config.port === 0) {
+      // Chosen once, so every restart and the error page answer on the same port.
+      using probe = Deno.listen({ hostname: config.host, port: 0 });
+      env.PORT = String(probe.addr.port);
+      config = loadConfig({ ...Deno.env.toObject(), ...env });
     }
-    await writeBuildStatus(status);
-    return status;
+    // Production's flags and deno.json's app grants, so what production lacks, dev lacks too.
+    args = servingArgs(config, await readAppPermissions(), {
+      mode: "dev",
+      proxies: proxyHosts(Deno.env.toObject()),
+    });
+  } catch (error) {
+    exitOnStartupError(error);
   }
+  const address = { hostname: config.host, port: config.port };
 
-  async dispose(): Promise<void> {
-    await this.#context.dispose();
-    await esbuild.stop();
+  await Deno.mkdir(BUILD_DIR, { recursive: true });
+  const context = await esbuild.context(buildOptions("development"));
+  let server: Deno.ChildProcess | undefined;
+  let errorPage: { server: Deno.HttpServer; closed: AbortController } | undefined;
+  // One step at a time, in order: a save's restart, a crash's error page.
+  let queue = Promise.resolve();
+  const serially = (step: () => void | Promise<void>) =>
+    queue = queue.then(step).catch((error) => console.error("dev:", error));
+
+  const stopCurrent = async () => {
+    const [child, page] = [server, errorPage];
+    [server, errorPage] = [undefined, undefined];
+    // Nothing to drain in dev, and an open reload stream would hold a graceful stop.
+    child?.kill("SIGKILL");
+    await child?.status;
+    page?.closed.abort();
+    await page?.server.shutdown();
+  };
+
+  const serveError = (failure: Failure) => {
+    const closed = new AbortController();
+    const reload = liveReload(crypto.randomUUID(), closed.signal);
+    const onListen = () =>
+      console.error(
+        `dev: ${failure.title}${failure.where ? ` at ${failure.where}` : ""}; ` +
+          `${listeningUrl(address)} shows it until the next save`,
+      );
+    const handler = (req: Request) => reload(req) ?? errorResponse(req, failure);
+    errorPage = { server: Deno.serve({ ...address, onListen }, handler), closed };
+  };
+
+  const startServer = () => {
+    // stdin is the server's lifeline: if this process dies, the server sees it close and stops.
+    const child = new Deno.Command(Deno.execPath(), { args, env, stdin: "piped", stderr: "piped" })
+      .spawn();
+    server = child;
+    // Shown as it comes (Deno prints an error once), and kept to say why the server stopped.
+    let stderr = "";
+    const read = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) {
+        for (let n = 0; n < chunk.length;) n += Deno.stderr.writeSync(chunk.subarray(n));
+        stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-KEPT_STDERR_CHARS);
+      }
+    })();
+    child.status.then(async () => {
+      await read;
+      await child.stdin.close().catch(() => {});
+      serially(() => {
+        if (server !== child) return; // stopped for a restart
+        server = undefined;
+        serveError(denoFailure(stderr, ROOT));
+      });
+    });
+  };
+
+  const restart = async () => {
+    await stopCurrent();
+    try {
+      const result = await context.rebuild();
+      await finishBuild(result.metafile!, await hashInputs("development"), false);
+      await removeStaleOutputs(result.metafile!);
+    } catch (error) {
+      // esbuild has printed each error with its file, line and code frame.
+      return serveError(await buildFailure(error));
+    }
+    startServer();
+  };
+
+  let pending = false;
+  const schedule = () => {
+    if (pending) return;
+    pending = true;
+    serially(() => {
+      pending = false;
+      return restart();
+    });
+  };
+  const watcher = Deno.watchFs(WATCHED);
+  console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restarts, reloads");
+  schedule();
+  onStopRequest(async () => {
+    watcher.close();
+    await stopCurrent();
+    await context.dispose();
+    Deno.exit(0);
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  for await (const event of watcher) {
+    if (event.kind === "access") continue;
+    clearTimeout(timer);
+    timer = setTimeout(schedule, DEBOUNCE_MS);
   }
 }
 
-function isBuildFailure(error: unknown): error is esbuild.BuildFailure {
-  return error instanceof Error && Array.isArray((error as esbuild.BuildFailure).errors);
-}
-
-// Every build writes new hashed names; delete the previous ones (and any production build's
-// compressed copies) so static/ holds one build. Dot files (manifest, status) stay.
+// Every build writes new hashed names: delete the previous ones (and a production build's
+// compressed copies) so static/ holds one build. Dot files (the manifest) stay.
 async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
   const keep = new Set(Object.keys(metafile.outputs));
   for (const file of await listFiles(BUILD_DIR)) {
     const path = `${BUILD_DIR}/${file}`;
-    if (file.split("/").some((part) => part.startsWith("."))) continue;
-    if (!keep.has(path)) await Deno.remove(path).catch(() => {});
-  }
-}
-
-/**
- * Call `onChange` once per burst of changes under `paths`, with the changed files relative to
- * the working directory, never twice at the same time (changes during a run are passed to one
- * more run). Returns a function that stops watching.
- */
-function watchPaths(
-  paths: readonly string[],
-  onChange: (changed: ReadonlySet<string>) => Promise<void>,
-): () => void {
-  const watcher = Deno.watchFs([...paths], { recursive: true });
-  const cwd = `${Deno.cwd()}/`;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> | undefined;
-  let pending = new Set<string>();
-  const run = async () => {
-    if (running) return;
-    while (pending.size > 0) {
-      const changed = pending;
-      pending = new Set();
-      running = onChange(changed);
-      await running.catch((error) => console.error("dev:", error));
+    if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
+      await Deno.remove(path).catch(() => {});
     }
-    running = undefined;
-  };
-  (async () => {
-    for await (const event of watcher) {
-      if (event.kind === "access") continue;
-      for (const path of event.paths) {
-        pending.add(path.startsWith(cwd) ? path.slice(cwd.length) : path);
-      }
-      clearTimeout(timer);
-      timer = setTimeout(run, DEBOUNCE_MS);
-    }
-  })();
-  return () => {
-    clearTimeout(timer);
-    watcher.close();
-  };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
   }
-}
-
-async function runDev(): Promise<void> {
-  const root = `file://${Deno.cwd()}/`;
-  const hostname = Deno.env.get("HOST") || "127.0.0.1";
-  const supervisor = new DevSupervisor({
-    hostname,
-    // An invalid PORT is the server's to report, in its own words.
-    port: Number(Deno.env.get("PORT") || 8000) || 0,
-    root,
-    env: {
-      DEV_MODE: "true",
-      NODE_ENV: "development",
-      // Dev pages show monitoring data: keep them on this machine unless HOST says otherwise
-      // (the inbox then refuses to start: see dev_boot.ts).
-      HOST: hostname,
-      // The bundle links its source maps; the browser's devtools fetch them.
-      SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
-    },
-  });
-  const builder = await DevBuilder.create();
-  // Files that were ever in the server's graph: one that stops parsing drops its imports from
-  // the graph, but editing them must still restart the server.
-  const serverFiles = new Set<string>();
-  const restart = async () => {
-    // The server needs a manifest: an older one is fine (the page shows the error), none is not.
-    if (!await exists(MANIFEST_FILE)) return;
-    await supervisor.restart();
-    for (const file of await serverModuleFiles(root)) serverFiles.add(file);
-  };
-
-  // Watching starts first, so a save made while the first server starts is not missed; its
-  // rebuild waits for the first one.
-  const firstStart = Promise.withResolvers<void>();
-  const stopWatching = watchPaths(WATCHED, async (changed) => {
-    await firstStart.promise;
-    const client = [...changed].some((path) => path.startsWith("client/"));
-    if (supervisor.started && !needsRestart(changed, serverFiles)) {
-      if (client) await builder.build();
-      return;
-    }
-    // Stopped before the build: a good build would make the old server tell pages to reload
-    // just as it goes away, and a page reloaded then gets the browser's own error page, which
-    // never reloads. Pages reconnect to whatever answers next (server or error page) instead.
-    await supervisor.stop();
-    if (client) await builder.build();
-    await restart();
-  });
-  console.log(
-    "dev: watching client/ (rebuild, then the page reloads) and the server's modules " +
-      "(main.ts, server/, client/routes.tsx, client/App.tsx and their imports: restart)",
-  );
-  try {
-    await builder.build();
-    await restart();
-  } finally {
-    firstStart.resolve();
-  }
-  if (!supervisor.started) console.error("dev: the server starts after the first good build");
-
-  onStopRequest(async () => {
-    stopWatching();
-    await supervisor.stop();
-    await builder.dispose();
-    Deno.exit(0);
-  });
 }
 
 if (import.meta.main) {

@@ -7,7 +7,6 @@
  * await using dev = await startDev(project.dir);
  * const events = openEvents(`${dev.url}_dev/reload`);
  */
-import denoJson from "../../deno.json" with { type: "json" };
 import { collectOutput, inheritedEnv } from "./server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -51,12 +50,6 @@ async function copy(from: string, to: string): Promise<void> {
   }
 }
 
-/** `deno task dev`'s arguments after `deno`. */
-export function devTaskArgs(): string[] {
-  const command = denoJson.tasks.dev.command.trim().split(/\s+/);
-  return command.slice(command.indexOf("deno") + 1);
-}
-
 /** A running `deno task dev`. */
 export interface RunningDev extends AsyncDisposable {
   /** The server's URL, from its start-up line. */
@@ -73,7 +66,7 @@ export interface RunningDev extends AsyncDisposable {
 /** Start `deno task dev` in `dir` on 127.0.0.1, port 0, and wait until it serves. */
 export async function startDev(dir: string): Promise<RunningDev> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: devTaskArgs(),
+    args: ["task", "dev"],
     cwd: dir,
     env: { ...inheritedEnv(), PORT: "0", HOST: "127.0.0.1", NO_COLOR: "1" },
     clearEnv: true,

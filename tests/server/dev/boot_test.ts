@@ -1,12 +1,15 @@
 /**
- * Dev features stay in dev: the dev modules are not in the production module graph, and the
- * inbox refuses to listen where other machines can reach it.
+ * Dev features stay in dev: the dev modules are not in the production module graph, the inbox
+ * refuses to listen where other machines can reach it, and the dev error page answers JSON
+ * under /api/ and says where in the project an error is.
  */
 import assert from "node:assert/strict";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { isLoopbackHost, startDevTools } from "../../../server/dev/boot.ts";
-import { DEV_SERVER_ARGS } from "../../../server/dev/server_process.ts";
+import { servingArgs } from "../../../server/lifecycle/serve_args.ts";
+import { denoFailure, errorResponse, locate } from "../../../server/dev/error_page.ts";
 import { StartupError } from "../../../server/lifecycle/startup_error.ts";
+import { STDIN_LIFELINE_FLAG } from "../../../server/constants.ts";
 import { runServerToExit } from "../../support/server.ts";
 
 Deno.test("isLoopbackHost: 127.0.0.0/8, ::1 and localhost only", () => {
@@ -34,8 +37,10 @@ Deno.test("startDevTools refuses the inbox on a non-loopback address, not dev mo
 });
 
 Deno.test("the dev inbox on HOST=0.0.0.0 stops start-up with one line and exit 1", async () => {
-  const args = [...DEV_SERVER_ARGS];
   for (const env of [{ DEV_INBOX: "true" }, { DEV_MODE: "true" }] as Record<string, string>[]) {
+    const config = loadConfig({ ...env, HOST: "0.0.0.0", PORT: "0" });
+    // No stdin lifeline: no runner holds the other end here.
+    const args = servingArgs(config, {}, { mode: "dev" }).filter((a) => a !== STDIN_LIFELINE_FLAG);
     const { code, output } = await runServerToExit({ ...env, HOST: "0.0.0.0" }, args);
     assert.equal(code, 1, output);
     assert.equal(output.trim().split("\n").length, 1, output);
@@ -55,4 +60,37 @@ Deno.test("no dev module is in main.ts's or serve.ts's module graph", async () =
     const dev = files.filter((f) => /\/server\/dev[^/]*\.ts$/.test(f));
     assert.deepEqual(dev, [], entry);
   }
+});
+
+Deno.test("the error page's location: the project's first file:line:column, not a dependency's", () => {
+  const root = "file:///p/";
+  const output = "Listening on http://127.0.0.1:8000/\nerror: Uncaught Error: boom\n" +
+    "    at f (file:///p/node_modules/.deno/x@1/index.js:1:2)\n" +
+    "    at g (file:///home/u/.cache/deno/npm/y/1/index.js:3:4)\n" +
+    "    at App (file:///p/client/App.tsx:10:30)\n";
+  const failure = denoFailure(output, root);
+  assert.equal(failure.where, "client/App.tsx:10:30");
+  assert.match(failure.detail, /^error: Uncaught Error: boom\n/, "from Deno's error on");
+  assert.ok(!failure.detail.includes("file:///p/"), "paths relative to the project");
+  assert.equal(denoFailure("killed\n", root).where, undefined);
+  const colored = locate("at \x1b[36mfile:///p/client/main.tsx\x1b[0m:3:4", root);
+  assert.deepEqual(colored, { text: "at client/main.tsx:3:4", where: "client/main.tsx:3:4" });
+});
+
+Deno.test("the error page: HTML (500, escaped, with the dev client) and JSON under /api/", async () => {
+  const failure = {
+    title: "Build failed (1 error)",
+    where: "client/a.tsx:1:2",
+    detail: "<b>x</b>",
+  };
+  const page = errorResponse(new Request("http://localhost/any"), failure);
+  assert.equal(page.status, 500);
+  const html = await page.text();
+  assert.match(html, /client\/a\.tsx:1:2/);
+  assert.match(html, /&#60;b&#62;x/);
+  assert.match(html, /<script type="module" src="\/_dev\/client\.js" nonce="[^"]+">/);
+  assert.match(page.headers.get("content-security-policy")!, /script-src 'nonce-/);
+  const api = errorResponse(new Request("http://localhost/api/x", { method: "POST" }), failure);
+  assert.equal(api.status, 500);
+  assert.deepEqual(await api.json(), { error: "Build failed (1 error) at client/a.tsx:1:2" });
 });

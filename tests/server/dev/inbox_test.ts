@@ -6,13 +6,16 @@
 import assert from "node:assert/strict";
 import { brotliCompressSync } from "node:zlib";
 import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
-import { DEV_INBOX_DSN } from "../../../server/constants.ts";
-import { DevInbox, inboxFetch, renderInboxPage } from "../../../server/dev/inbox.ts";
-import { DEV_SERVER_ARGS } from "../../../server/dev/server_process.ts";
+import { DEV_INBOX_DSN, STDIN_LIFELINE_FLAG } from "../../../server/constants.ts";
+import { DevInbox, inboxFetch, inboxPage } from "../../../server/dev/inbox.ts";
+import { servingArgs } from "../../../server/lifecycle/serve_args.ts";
 import { startServer } from "../../support/server.ts";
 
-// main.ts as `deno task dev` runs it, with its flags.
-const devArgs = [...DEV_SERVER_ARGS];
+// main.ts with the flags `deno task dev` gives it (PORT=0 and HOST=127.0.0.1, as startServer),
+// but no stdin lifeline: no runner holds the other end here.
+const devArgs = servingArgs(loadConfig({ DEV_MODE: "true", PORT: "0", HOST: "127.0.0.1" }), {}, {
+  mode: "dev",
+}).filter((arg) => arg !== STDIN_LIFELINE_FLAG);
 
 const INBOX_INGEST = "http://inbox.invalid/api/0/envelope/";
 
@@ -71,48 +74,46 @@ Deno.test("config: the inbox is on in dev mode without a DSN, and only then by d
   );
 });
 
-Deno.test("DevInbox keeps errors and transactions, newest first, with stack and trace id", () => {
-  let now = 0;
-  const inbox = new DevInbox({ now: () => ++now });
-  assert.equal(inbox.addEnvelope(bytes(errorEnvelope("x is undefined")), "browser"), 1);
-  assert.equal(inbox.addEnvelope(bytes(transactionEnvelope("/checkout")), "server"), 1);
-  const [transaction, error] = inbox.entries();
+Deno.test("DevInbox keeps errors and transactions, with stack (innermost first) and trace id", () => {
+  const inbox = new DevInbox();
+  inbox.add(bytes(errorEnvelope("x is undefined")), "browser");
+  inbox.add(bytes(transactionEnvelope("/checkout")), "server");
+  const [error, transaction] = inbox.entries;
   assert.deepEqual(transaction, {
-    receivedAt: 2,
     source: "server",
     kind: "transaction",
-    title: "/checkout",
+    title: "/checkout (250 ms)",
     stack: "",
     traceId: "1234",
-    eventId: undefined,
-    detail: "pageload, 250 ms, 2 spans, ok",
   });
-  assert.equal(error.kind, "error");
-  assert.equal(error.title, "TypeError: x is undefined");
-  assert.equal(
-    error.stack,
-    "at inner (http://x/build/main.js:30:7)\nat outer (http://x/build/main.js:1:2)",
-  );
-  assert.equal(error.traceId, "abcdefabcdefabcdefabcdefabcdefab");
-  assert.throws(() => inbox.addEnvelope(bytes("not an envelope"), "browser"));
+  assert.deepEqual(error, {
+    source: "browser",
+    kind: "error",
+    title: "TypeError: x is undefined",
+    stack: "at inner (http://x/build/main.js:30:7)\nat outer (http://x/build/main.js:1:2)",
+    traceId: "abcdefabcdefabcdefabcdefabcdefab",
+  });
+  assert.throws(() => inbox.add(bytes("not an envelope"), "browser"));
 });
 
 Deno.test("DevInbox is bounded: the oldest entries are dropped", () => {
-  const inbox = new DevInbox({ limit: 3 });
-  for (let i = 0; i < 5; i++) inbox.addEnvelope(bytes(errorEnvelope(`error ${i}`)), "browser");
-  assert.deepEqual(inbox.entries().map((e) => e.title), [
-    "TypeError: error 4",
-    "TypeError: error 3",
+  const inbox = new DevInbox(3);
+  for (let i = 0; i < 5; i++) inbox.add(bytes(errorEnvelope(`error ${i}`)), "browser");
+  assert.deepEqual(inbox.entries.map((e) => e.title), [
     "TypeError: error 2",
+    "TypeError: error 3",
+    "TypeError: error 4",
   ]);
 });
 
-Deno.test("the inbox page escapes what the SDKs sent", () => {
+Deno.test("the inbox page lists newest first and escapes what the SDKs sent", async () => {
   const inbox = new DevInbox();
-  inbox.addEnvelope(bytes(errorEnvelope("<img src=x onerror=alert(1)>")), "browser");
-  const html = renderInboxPage(inbox.entries(), "n");
+  inbox.add(bytes(errorEnvelope("the older one")), "browser");
+  inbox.add(bytes(errorEnvelope("<img src=x onerror=alert(1)>")), "browser");
+  const html = await inboxPage(inbox).text();
   assert.ok(!html.includes("<img"));
   assert.match(html, /TypeError: &#60;img src=x onerror=alert\(1\)&#62;/);
+  assert.ok(html.indexOf("onerror") < html.indexOf("the older one"));
 });
 
 Deno.test("inboxFetch answers the inbox's ingest itself (gzip and br too) and passes the rest on", async () => {
@@ -148,10 +149,10 @@ Deno.test("inboxFetch answers the inbox's ingest itself (gzip and br too) and pa
   const refused = await tunnelFetch(INBOX_INGEST, { method: "POST", body: "garbage" });
   assert.equal(refused.status, 400);
   await refused.body?.cancel();
-  assert.deepEqual(inbox.entries().map((e) => e.title), [
-    "TypeError: brotli",
-    "TypeError: gzipped",
+  assert.deepEqual(inbox.entries.map((e) => e.title), [
     "TypeError: plain",
+    "TypeError: gzipped",
+    "TypeError: brotli",
   ]);
 
   const other = await tunnelFetch("https://o1.ingest.sentry.io/api/1/envelope/", {

@@ -1,16 +1,26 @@
 /**
- * `deno task dev` end to end, in a throwaway copy of the project: a client change is rebuilt and
- * served without a restart and open pages are told to reload; a build error reaches them with its
- * file and line, and fixing the file recovers.
+ * `deno task dev` end to end, in a throwaway copy of the project: a save rebuilds and restarts
+ * (the reload stream then greets open pages with a new id, so they reload); a broken build, a
+ * server that cannot start and a page that throws while rendering each show one error page with
+ * file:line (JSON under /api/), and the next good save recovers on the same port.
  */
 import assert from "node:assert/strict";
-import { copyProject, openEvents, startDev } from "../../support/dev.ts";
+import {
+  copyProject,
+  openEvents,
+  type ProjectCopy,
+  type RunningDev,
+  startDev,
+} from "../../support/dev.ts";
 
-Deno.test("deno task dev: rebuild, reload event, build error with file and line, recovery", async () => {
+Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", async () => {
   await using project = await copyProject();
   await using dev = await startDev(project.dir);
   const url = (path: string) => new URL(path, dev.url).href;
-  assert.match(dev.output(), /watching client\//, "says what it watches");
+  // The app's banner, and no long command line (`deno task` echoes the task's).
+  assert.match(dev.output(), /watching client\//);
+  await dev.waitForOutput(/Monitoring goes to the dev inbox: http:\S+\/_dev\/inbox/);
+  for (const line of dev.output().split("\n")) assert.ok(line.length <= 120, line);
 
   const first = await readPage(url("/"));
   // The dev client script is external and carries the request's nonce, like the app's script.
@@ -26,47 +36,178 @@ Deno.test("deno task dev: rebuild, reload event, build error with file and line,
   const mapResponse = await fetch(new URL(map, url(first.script)));
   await mapResponse.body?.cancel();
   assert.equal(mapResponse.status, 200);
+  const firstSession = await session(url("/_dev/reload"));
 
-  await using events = await openEvents(url("/_dev/reload"));
-  await events.next("hello");
+  // A client change: rebuilt, served by a restarted server that greets pages with a new id.
   const main = await project.read("client/main.tsx");
-
-  // A client change: rebuilt, swapped in without a restart, then `reload`.
-  let from = events.events.length;
-  await project.write("client/main.tsx", `${main}\nconsole.debug("dev-test-marker-1");\n`);
-  await events.next("reload", from);
+  await saveAndWait(project, dev, "client/main.tsx", `${main}\nconsole.debug("dev-marker-1");\n`);
   const second = await readPage(url("/"));
   assert.notEqual(second.script, first.script);
-  assert.match(await (await fetch(url(second.script))).text(), /dev-test-marker-1/);
+  assert.match(await (await fetch(url(second.script))).text(), /dev-marker-1/);
+  assert.notEqual(await session(url("/_dev/reload")), firstSession);
 
-  // A syntax error: the event names the file and line, and the terminal shows it too.
-  from = events.events.length;
-  const broken = `${main}\nconst = "dev-test-marker-2";\n`;
+  // A syntax error: one error page (file:line, esbuild's code frame) on every page, JSON
+  // under /api/, the dev routes still up.
+  const broken = `${main}\nconst = "dev-marker-2";\n`;
+  const line = broken.split("\n").indexOf('const = "dev-marker-2";') + 1;
+  let from = dev.output().length;
   await project.write("client/main.tsx", broken);
-  const { errors } = JSON.parse((await events.next("build-error", from)).data);
-  assert.equal(errors[0].file, "client/main.tsx");
-  assert.equal(errors[0].line, broken.split("\n").indexOf('const = "dev-test-marker-2";') + 1);
-  assert.match(errors[0].lineText, /dev-test-marker-2/);
-  await dev.waitForOutput(/client\/main\.tsx:\d+:\d+/);
-  // A page opened while the build is broken is told at once.
-  {
-    await using late = await openEvents(url("/_dev/reload"));
-    await late.next("build-error");
+  await dev.waitForOutput(
+    new RegExp(`dev: Build failed \\(1 error\\) at client/main\\.tsx:${line}:`),
+    from,
+  );
+  for (const path of ["/", "/any/page?x=1"]) {
+    const html = await expectErrorPage(url(path), new RegExp(`client/main\\.tsx:${line}:\\d+`));
+    assert.match(html, /Build failed \(1 error\)/);
+    assert.match(html, /dev-marker-2/, "the code frame");
   }
-  // The last good build is still served.
-  assert.equal((await readPage(url("/"))).script, second.script);
+  for (const method of ["GET", "POST"]) {
+    const api = await fetch(url("/api/anything"), { method });
+    assert.equal(api.status, 500);
+    assert.equal(api.headers.get("content-type"), "application/json");
+    assert.match((await api.json()).error, /^Build failed \(1 error\) at client\/main\.tsx:/);
+  }
+  assert.match(await (await fetch(url("/_dev/client.js"))).text(), /EventSource/);
+  const errorSession = await session(url("/_dev/reload"));
 
-  // The fix: `reload`, and the fixed bundle.
-  from = events.events.length;
-  await project.write("client/main.tsx", `${main}\nconsole.debug("dev-test-marker-3");\n`);
-  await events.next("reload", from);
+  // The fix: the app again, with the fixed bundle, and a new id for the error page's pages.
+  await saveAndWait(project, dev, "client/main.tsx", `${main}\nconsole.debug("dev-marker-3");\n`);
   const third = await readPage(url("/"));
-  assert.match(await (await fetch(url(third.script))).text(), /dev-test-marker-3/);
+  assert.match(await (await fetch(url(third.script))).text(), /dev-marker-3/);
+  assert.notEqual(await session(url("/_dev/reload")), errorSession);
 
-  await events.close();
+  from = dev.output().length;
+  const status = await dev.stop();
+  assert.equal(status.code, 0, dev.output().slice(from));
+});
+
+Deno.test("deno task dev: a server that cannot start shows its error; one page's render error spares the others", async (t) => {
+  await using project = await copyProject();
+  await using dev = await startDev(project.dir);
+  const app = await project.read("client/App.tsx");
+
+  await t.step("App throws while the server renders it", async () => {
+    const [broken, line] = insertBefore(
+      app,
+      /const hydrated = useHydrated/,
+      '  if (appTestAlways()) throw new Error("dev-test render boom");',
+    );
+    const fixed = `${broken}\nfunction appTestAlways() {\n  return true;\n}\n`;
+    await serverErrorAndRecovery(project, dev, "client/App.tsx", fixed, {
+      line,
+      message: /Error: dev-test render boom/,
+    });
+  });
+
+  await t.step("a syntax error in server/http/app.ts", async () => {
+    const source = await project.read("server/http/app.ts");
+    const line = source.split("\n").length + 1;
+    await serverErrorAndRecovery(
+      project,
+      dev,
+      "server/http/app.ts",
+      `${source}\nexport const = 1;\n`,
+      {
+        line,
+        message: /could not be parsed|SyntaxError/,
+      },
+    );
+  });
+
+  await t.step("a server module that throws at import", async () => {
+    const source = await project.read("server/page/csp.ts");
+    const line = source.split("\n").length + 1;
+    const broken = `${source}\nthrow new Error("dev-test import boom");\n`;
+    await serverErrorAndRecovery(project, dev, "server/page/csp.ts", broken, {
+      line,
+      message: /Error: dev-test import boom/,
+    });
+  });
+
+  await t.step("one page throws while rendering: it shows the error, the others work", async () => {
+    const routes = await project.read("client/routes.tsx");
+    const page = 'export function BrokenPage() {\n  throw new Error("dev-test page boom");\n}\n';
+    await project.write("client/pages/broken.tsx", page);
+    const withPage = routes
+      .replace(/^(import .*\n)/m, '$1import { BrokenPage } from "./pages/broken.tsx";\n')
+      .replace(/(pages: \[\n)/, '$1    { path: "/broken", title: "Broken", Page: BrokenPage },\n');
+    assert.notEqual(withPage, routes);
+    const from = dev.output().length;
+    await saveAndWait(project, dev, "client/routes.tsx", withPage);
+    assert.match(
+      dev.output().slice(from),
+      /dev: rendering \/broken failed at client\/pages\/broken\.tsx:2:/,
+    );
+    const html = await expectErrorPage(dev.url + "broken", /client\/pages\/broken\.tsx:2:\d+/);
+    assert.match(html, /Error: dev-test page boom/);
+    const home = await fetch(dev.url);
+    assert.equal(home.status, 200);
+    assert.match(await home.text(), /<div class="shell"/);
+  });
+
   const status = await dev.stop();
   assert.equal(status.code, 0, dev.output());
 });
+
+/** Save `path` as `broken`: the error page says where and what, once; restoring it recovers. */
+async function serverErrorAndRecovery(
+  project: ProjectCopy,
+  dev: RunningDev,
+  path: string,
+  broken: string,
+  expected: { line: number; message: RegExp },
+): Promise<void> {
+  const original = await project.read(path);
+  const from = dev.output().length;
+  await project.write(path, broken);
+  const where = new RegExp(`${path.replaceAll(".", "\\.")}:${expected.line}:\\d+`);
+  await dev.waitForOutput(new RegExp(`dev: The server stopped at ${where.source}`), from);
+  for (const page of ["/", "/any/other/page?x=1"]) {
+    assert.match(await expectErrorPage(new URL(page, dev.url).href, where), expected.message);
+  }
+  // Printed once (by Deno), however often the error page is asked for.
+  const printed = dev.output().slice(from);
+  assert.equal(printed.match(/^error: /gm)?.length, 1, printed);
+  assert.equal(printed.match(/dev: The server stopped/g)?.length, 1, printed);
+  // The next good save brings the server back, on the same port.
+  await saveAndWait(project, dev, path, original);
+  const response = await fetch(dev.url);
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /<div class="shell"/);
+}
+
+/** Write `path` and wait until the restarted server listens again, on the same port. */
+async function saveAndWait(project: ProjectCopy, dev: RunningDev, path: string, text: string) {
+  const from = dev.output().length;
+  await project.write(path, text);
+  const [, url] = await dev.waitForOutput(/Listening on (http:\/\/\S+\/)/, from);
+  assert.equal(url, dev.url);
+}
+
+/** GET `url`: the dev error page (500) pointing at `where`, with the dev client. */
+async function expectErrorPage(url: string, where: RegExp): Promise<string> {
+  const response = await fetch(url);
+  const html = await response.text();
+  assert.equal(response.status, 500, html);
+  assert.match(html, where);
+  assert.match(html, /<script type="module" src="\/_dev\/client\.js" nonce="[^"]+">/);
+  return html;
+}
+
+/** The id the reload stream greets pages with. */
+async function session(url: string): Promise<string> {
+  await using events = await openEvents(url);
+  return (await events.next("hello")).data;
+}
+
+/** `text` with `insert` on a new line before the first line matching `before`, and its line. */
+function insertBefore(text: string, before: RegExp, insert: string): [string, number] {
+  const lines = text.split("\n");
+  const index = lines.findIndex((line) => before.test(line));
+  assert.ok(index >= 0, `${before} not found`);
+  lines.splice(index, 0, insert);
+  return [lines.join("\n"), index + 1];
+}
 
 interface Page {
   readonly nonce: string;

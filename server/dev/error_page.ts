@@ -1,0 +1,89 @@
+/**
+ * The one dev error page: a broken client build, a server that stopped, or a page that threw
+ * while rendering. It says where (`file:line:column` in the project) and what, and loads the dev
+ * client, so the page reloads by itself once a save fixes it. API paths get JSON instead.
+ */
+import { DEV_PATHS } from "../constants.ts";
+import { apiError, isApiPath } from "../api/router.ts";
+import { escapeHtml } from "../page/html.ts";
+
+/** What went wrong, as the error page shows it. */
+export interface Failure {
+  /** "Build failed", "The server stopped", "Rendering /about failed". */
+  readonly title: string;
+  /** The first `file:line:column` in the project, relative to it, if any. */
+  readonly where?: string;
+  /** The error as the tool printed it: message, code frame, stack. */
+  readonly detail: string;
+}
+
+// Colours, in case the child was told to use them (FORCE_COLOR) while piped.
+// deno-lint-ignore no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g;
+// A crash loop must not grow the page without bound.
+const MAX_DETAIL_CHARS = 8_000;
+
+/**
+ * `text` with the project's `file:///.../` URL `root` taken out of paths, and the first
+ * `file:line:column` in it that is the project's own (not under node_modules).
+ *
+ * @example
+ * locate("at f (file:///p/server/x.ts:3:7)", "file:///p/"); // { text: "at f (server/x.ts:3:7)", where: "server/x.ts:3:7" }
+ */
+export function locate(text: string, root: string): { text: string; where?: string } {
+  const plain = text.replace(ANSI, "");
+  const own = new RegExp(`${RegExp.escape(root)}(?!node_modules/)([^\\s()]+:\\d+:\\d+)`);
+  const where = own.exec(plain)?.[1];
+  return {
+    text: plain.replaceAll(root, "").trim().slice(-MAX_DETAIL_CHARS),
+    ...(where && { where }),
+  };
+}
+
+/**
+ * Why a Deno process stopped, from what it printed: its last `error: ...` block (or the whole
+ * output's end when there is none).
+ *
+ * @example
+ * denoFailure("error: Uncaught Error: boom\n    at file:///p/server/x.ts:3:7\n", "file:///p/");
+ */
+export function denoFailure(output: string, root: string): Failure {
+  const start = [...output.matchAll(/^error: /gm)].at(-1)?.index ?? 0;
+  const { text, where } = locate(output.slice(start), root);
+  return { title: "The server stopped", where, detail: text || "(it printed nothing)" };
+}
+
+/** The answer to any request while `failure` stands: JSON under /api/, else the page (500). */
+export function errorResponse(req: Request, failure: Failure): Response {
+  const message = `${failure.title}${failure.where ? ` at ${failure.where}` : ""}`;
+  if (isApiPath(new URL(req.url).pathname)) return apiError(500, message);
+  const nonce = crypto.randomUUID();
+  const html = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(message)}</title>
+<style nonce="${nonce}">
+body { font: 14px/1.5 ui-monospace, monospace; margin: 2rem; background: #141414; color: #f5f5f5; }
+h1 { color: #ff6b6b; font-size: 1.3rem; } .where { color: #8ecbff; } pre { white-space: pre-wrap; }
+</style>
+<script type="module" src="${DEV_PATHS.client}" nonce="${nonce}"></script>
+</head>
+<body id="dev-error">
+<h1>${escapeHtml(failure.title)}</h1>
+${failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : ""}<pre>${
+    escapeHtml(failure.detail)
+  }</pre>
+<p>Fix the file and save: this page reloads by itself.</p>
+</body>
+</html>
+`;
+  return new Response(html, {
+    status: 500,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; ` +
+        `style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    },
+  });
+}
