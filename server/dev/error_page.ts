@@ -17,9 +17,6 @@ export interface Failure {
   readonly detail: string;
 }
 
-// Colours, in case the child was told to use them (FORCE_COLOR) while piped.
-// deno-lint-ignore no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g;
 // A crash loop must not grow the page without bound.
 const MAX_DETAIL_CHARS = 8_000;
 
@@ -31,11 +28,10 @@ const MAX_DETAIL_CHARS = 8_000;
  * locate("at f (file:///p/server/x.ts:3:7)", "file:///p/"); // { text: "at f (server/x.ts:3:7)", where: "server/x.ts:3:7" }
  */
 export function locate(text: string, root: string): { text: string; where?: string } {
-  const plain = text.replace(ANSI, "");
   const own = new RegExp(`${RegExp.escape(root)}(?!node_modules/)([^\\s()]+:\\d+:\\d+)`);
-  const where = own.exec(plain)?.[1];
+  const where = own.exec(text)?.[1];
   return {
-    text: plain.replaceAll(root, "").trim().slice(-MAX_DETAIL_CHARS),
+    text: text.replaceAll(root, "").trim().slice(-MAX_DETAIL_CHARS),
     ...(where && { where }),
   };
 }

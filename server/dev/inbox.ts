@@ -5,7 +5,12 @@
  * here directly, so nothing leaves the machine. The last {@link INBOX_LIMIT} errors and
  * transactions are listed, newest first, at `GET /_dev/inbox`.
  */
-import { type BaseTransportOptions, createTransport, parseEnvelope } from "@sentry/core";
+import {
+  type BaseTransportOptions,
+  createTransport,
+  type Event,
+  parseEnvelope,
+} from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { escapeHtml } from "../page/html.ts";
 
@@ -18,26 +23,9 @@ export interface InboxEntry {
   readonly kind: "error" | "transaction";
   /** `TypeError: x is undefined`, a message, or the transaction's name and duration. */
   readonly title: string;
-  /** One `at function (file:line:column)` line per frame, innermost first. */
-  readonly stack: string;
+  /** Errors: one `at function (file:line:column)` line per frame, innermost first. */
+  readonly stack?: string;
   readonly traceId?: string;
-}
-
-interface Frame {
-  function?: string;
-  filename?: string;
-  lineno?: number;
-  colno?: number;
-}
-type Message = string | { formatted?: string; message?: string };
-interface EventPayload {
-  message?: Message;
-  logentry?: Message;
-  exception?: { values?: { type?: string; value?: string; stacktrace?: { frames?: Frame[] } }[] };
-  transaction?: string;
-  timestamp?: number;
-  start_timestamp?: number;
-  contexts?: { trace?: { trace_id?: string } };
 }
 
 /** A bounded, in-memory list of what both SDKs reported, oldest first. */
@@ -49,30 +37,23 @@ export class DevInbox {
   add(bytes: Uint8Array, source: InboxEntry["source"]): void {
     for (const [{ type }, payload] of parseEnvelope(bytes)[1]) {
       if ((type !== "event" && type !== "transaction") || typeof payload !== "object") continue;
-      this.entries.push(toEntry(payload as EventPayload, type, source));
+      this.entries.push(toEntry(payload as Event, type, source));
       if (this.entries.length > this.limit) this.entries.shift();
     }
   }
 }
 
-function toEntry(e: EventPayload, type: string, source: InboxEntry["source"]): InboxEntry {
-  const traceId = e.contexts?.trace?.trace_id;
+function toEntry(event: Event, type: string, source: InboxEntry["source"]): InboxEntry {
+  const traceId = event.contexts?.trace?.trace_id;
   if (type === "transaction") {
-    const ms = Math.round(((e.timestamp ?? 0) - (e.start_timestamp ?? 0)) * 1000);
-    return {
-      source,
-      kind: "transaction",
-      title: `${e.transaction} (${ms} ms)`,
-      stack: "",
-      traceId,
-    };
+    const ms = Math.round(((event.timestamp ?? 0) - (event.start_timestamp ?? 0)) * 1000);
+    return { source, kind: "transaction", title: `${event.transaction} (${ms} ms)`, traceId };
   }
   // Chained exceptions come cause first: the last one is what was thrown.
-  const thrown = e.exception?.values?.at(-1);
-  const text = (m?: Message) => typeof m === "string" ? m : m?.formatted ?? m?.message;
+  const thrown = event.exception?.values?.at(-1);
   const title = thrown
     ? [thrown.type, thrown.value].filter(Boolean).join(": ")
-    : text(e.message) ?? text(e.logentry) ?? "(no message)";
+    : event.message ?? event.logentry?.message ?? "(no message)";
   // Sentry lists frames outermost first; people read stacks innermost first.
   const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
     `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter((p) => p).join(":")})`
@@ -128,7 +109,7 @@ export function inboxPage(inbox: DevInbox): Response {
   const items = inbox.entries.toReversed().map((e) =>
     `<li class="${e.kind}"><div class="meta">${e.kind} from ${e.source}${
       e.traceId ? ` · trace ${escapeHtml(e.traceId)}` : ""
-    }</div><b>${escapeHtml(e.title)}</b>${e.stack && `<pre>${escapeHtml(e.stack)}</pre>`}</li>`
+    }</div><b>${escapeHtml(e.title)}</b>${e.stack ? `<pre>${escapeHtml(e.stack)}</pre>` : ""}</li>`
   );
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Monitoring inbox (${items.length})</title>

@@ -11,7 +11,7 @@ import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
 import { BUILD_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
-import { type Config, loadConfig } from "../lifecycle/config.ts";
+import { loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions } from "../lifecycle/permissions.ts";
 import { servingArgs } from "../lifecycle/serve_args.ts";
 import { listeningUrl } from "../lifecycle/listen_address.ts";
@@ -27,143 +27,109 @@ const DEBOUNCE_MS = 50;
 const KEPT_STDERR_CHARS = 32_000;
 const ROOT = `file://${Deno.cwd()}/`;
 
-/** esbuild's errors as it prints them (paths relative to the project), and the first one's place. */
-async function buildFailure(error: unknown): Promise<Failure> {
-  const errors = (error as esbuild.BuildFailure).errors ?? [];
-  const at = errors[0]?.location;
-  return {
-    title: `Build failed (${errors.length} error${errors.length === 1 ? "" : "s"})`,
-    // esbuild counts columns from 0, editors from 1.
-    where: at ? `${at.file}:${at.line}:${at.column + 1}` : undefined,
-    detail: errors.length === 0
-      ? String(error)
-      : (await esbuild.formatMessages(errors, { kind: "error", color: false })).join(""),
-  };
+const env = {
+  DEV_MODE: "true",
+  NODE_ENV: "development",
+  // Dev pages show monitoring data: this machine only, unless HOST says otherwise.
+  HOST: Deno.env.get("HOST") || "127.0.0.1",
+  // The bundle links its source maps; the browser's devtools fetch them.
+  SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
+  PORT: Deno.env.get("PORT") || "8000",
+};
+const { address, args } = await (async () => {
+  let config = loadConfig({ ...Deno.env.toObject(), ...env });
+  if (config.port === 0) {
+    // Chosen once, so every restart and the error page answer on the same port.
+    using probe = Deno.listen({ hostname: config.host, port: 0 });
+    env.PORT = String(probe.addr.port);
+    config = loadConfig({ ...Deno.env.toObject(), ...env });
+  }
+  // Production's flags and deno.json's app grants: what production lacks, dev lacks too.
+  const app = await readAppPermissions();
+  const args = servingArgs(config, app, { mode: "dev", proxies: proxyHosts(Deno.env.toObject()) });
+  return { address: { hostname: config.host, port: config.port }, args };
+})().catch(exitOnStartupError);
+
+await Deno.mkdir(BUILD_DIR, { recursive: true });
+const context = await esbuild.context(buildOptions("development"));
+// What answers on the port: the server, or the error page in its place.
+let current: { stop(): Promise<void> } | undefined;
+// One step at a time, in order: a save's restart, a crash's error page.
+let queue = Promise.resolve();
+const serially = (step: () => void | Promise<void>) =>
+  queue = queue.then(step).catch((error) => console.error("dev:", error));
+
+async function restart(): Promise<void> {
+  await current?.stop();
+  current = undefined;
+  try {
+    const result = await context.rebuild();
+    await finishBuild(result.metafile!, await hashInputs("development"), false);
+    await removeStaleOutputs(result.metafile!);
+  } catch (error) {
+    // esbuild has printed each error with its file, line and code frame.
+    const errors = (error as esbuild.BuildFailure).errors ?? [];
+    const at = errors[0]?.location;
+    return serveError({
+      title: `Build failed (${errors.length} error${errors.length === 1 ? "" : "s"})`,
+      where: at ? `${at.file}:${at.line}:${at.column}` : undefined,
+      detail: errors.length
+        ? (await esbuild.formatMessages(errors, { kind: "error" })).join("")
+        : `${error}`,
+    });
+  }
+  startServer();
 }
 
-async function runDev(): Promise<void> {
-  const env = {
-    DEV_MODE: "true",
-    NODE_ENV: "development",
-    // Dev pages show monitoring data: this machine only, unless HOST says otherwise.
-    HOST: Deno.env.get("HOST") || "127.0.0.1",
-    // The bundle links its source maps; the browser's devtools fetch them.
-    SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
-    PORT: Deno.env.get("PORT") || "8000",
+function startServer(): void {
+  // stdin is the server's lifeline: if this process dies, the server sees it close and stops.
+  const child = new Deno.Command(Deno.execPath(), { args, env, stdin: "piped", stderr: "piped" })
+    .spawn();
+  // Nothing to drain in dev, and an open reload stream would hold a graceful stop.
+  const server = {
+    async stop() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* it stopped on its own */ }
+      await child.status;
+    },
   };
-  let config: Config;
-  let args: string[];
-  try {
-    config = loadConfig({ ...Deno.env.toObject(), ...env });
-    if (config.port === 0) {
-      // Chosen once, so every restart and the error page answer on the same port.
-      using probe = Deno.listen({ hostname: config.host, port: 0 });
-      env.PORT = String(probe.addr.port);
-      config = loadConfig({ ...Deno.env.toObject(), ...env });
+  current = server;
+  // Shown as it comes (Deno prints an error once), and kept to say why the server stopped.
+  let stderr = "";
+  const read = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      for (let n = 0; n < chunk.length;) n += Deno.stderr.writeSync(chunk.subarray(n));
+      stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-KEPT_STDERR_CHARS);
     }
-    // Production's flags and deno.json's app grants, so what production lacks, dev lacks too.
-    args = servingArgs(config, await readAppPermissions(), {
-      mode: "dev",
-      proxies: proxyHosts(Deno.env.toObject()),
-    });
-  } catch (error) {
-    exitOnStartupError(error);
-  }
-  const address = { hostname: config.host, port: config.port };
-
-  await Deno.mkdir(BUILD_DIR, { recursive: true });
-  const context = await esbuild.context(buildOptions("development"));
-  let server: Deno.ChildProcess | undefined;
-  let errorPage: { server: Deno.HttpServer; closed: AbortController } | undefined;
-  // One step at a time, in order: a save's restart, a crash's error page.
-  let queue = Promise.resolve();
-  const serially = (step: () => void | Promise<void>) =>
-    queue = queue.then(step).catch((error) => console.error("dev:", error));
-
-  const stopCurrent = async () => {
-    const [child, page] = [server, errorPage];
-    [server, errorPage] = [undefined, undefined];
-    // Nothing to drain in dev, and an open reload stream would hold a graceful stop.
-    child?.kill("SIGKILL");
-    await child?.status;
-    page?.closed.abort();
-    await page?.server.shutdown();
-  };
-
-  const serveError = (failure: Failure) => {
-    const closed = new AbortController();
-    const reload = liveReload(crypto.randomUUID(), closed.signal);
-    const onListen = () =>
-      console.error(
-        `dev: ${failure.title}${failure.where ? ` at ${failure.where}` : ""}; ` +
-          `${listeningUrl(address)} shows it until the next save`,
-      );
-    const handler = (req: Request) => reload(req) ?? errorResponse(req, failure);
-    errorPage = { server: Deno.serve({ ...address, onListen }, handler), closed };
-  };
-
-  const startServer = () => {
-    // stdin is the server's lifeline: if this process dies, the server sees it close and stops.
-    const child = new Deno.Command(Deno.execPath(), { args, env, stdin: "piped", stderr: "piped" })
-      .spawn();
-    server = child;
-    // Shown as it comes (Deno prints an error once), and kept to say why the server stopped.
-    let stderr = "";
-    const read = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) {
-        for (let n = 0; n < chunk.length;) n += Deno.stderr.writeSync(chunk.subarray(n));
-        stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-KEPT_STDERR_CHARS);
-      }
-    })();
-    child.status.then(async () => {
-      await read;
-      await child.stdin.close().catch(() => {});
-      serially(() => {
-        if (server !== child) return; // stopped for a restart
-        server = undefined;
-        serveError(denoFailure(stderr, ROOT));
-      });
-    });
-  };
-
-  const restart = async () => {
-    await stopCurrent();
-    try {
-      const result = await context.rebuild();
-      await finishBuild(result.metafile!, await hashInputs("development"), false);
-      await removeStaleOutputs(result.metafile!);
-    } catch (error) {
-      // esbuild has printed each error with its file, line and code frame.
-      return serveError(await buildFailure(error));
-    }
-    startServer();
-  };
-
-  let pending = false;
-  const schedule = () => {
-    if (pending) return;
-    pending = true;
-    serially(() => {
-      pending = false;
-      return restart();
-    });
-  };
-  const watcher = Deno.watchFs(WATCHED);
-  console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restarts, reloads");
-  schedule();
-  onStopRequest(async () => {
-    watcher.close();
-    await stopCurrent();
-    await context.dispose();
-    Deno.exit(0);
+  })();
+  child.status.then(async () => {
+    await read;
+    await child.stdin.close().catch(() => {});
+    // Unless it was stopped for a restart, it stopped on its own.
+    serially(() => current === server ? serveError(denoFailure(stderr, ROOT)) : undefined);
   });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  for await (const event of watcher) {
-    if (event.kind === "access") continue;
-    clearTimeout(timer);
-    timer = setTimeout(schedule, DEBOUNCE_MS);
-  }
+}
+
+function serveError(failure: Failure): void {
+  const closed = new AbortController();
+  const reload = liveReload(crypto.randomUUID(), closed.signal);
+  const onListen = () =>
+    console.error(
+      `dev: ${failure.title}${failure.where ? ` at ${failure.where}` : ""}; ` +
+        `${listeningUrl(address)} shows it until the next save`,
+    );
+  const server = Deno.serve(
+    { ...address, onListen },
+    (req) => reload(req) ?? errorResponse(req, failure),
+  );
+  current = {
+    stop() {
+      closed.abort();
+      return server.shutdown();
+    },
+  };
 }
 
 // Every build writes new hashed names: delete the previous ones (and a production build's
@@ -178,6 +144,27 @@ async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
   }
 }
 
-if (import.meta.main) {
-  await runDev();
+let pending = false;
+const schedule = () => {
+  if (pending) return;
+  pending = true;
+  serially(() => {
+    pending = false;
+    return restart();
+  });
+};
+const watcher = Deno.watchFs(WATCHED);
+console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restarts, reloads");
+schedule();
+onStopRequest(async () => {
+  watcher.close();
+  await current?.stop();
+  await context.dispose();
+  Deno.exit(0);
+});
+let timer: ReturnType<typeof setTimeout> | undefined;
+for await (const event of watcher) {
+  if (event.kind === "access") continue;
+  clearTimeout(timer);
+  timer = setTimeout(schedule, DEBOUNCE_MS);
 }

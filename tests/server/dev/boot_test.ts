@@ -73,8 +73,10 @@ Deno.test("the error page's location: the project's first file:line:column, not 
   assert.match(failure.detail, /^error: Uncaught Error: boom\n/, "from Deno's error on");
   assert.ok(!failure.detail.includes("file:///p/"), "paths relative to the project");
   assert.equal(denoFailure("killed\n", root).where, undefined);
-  const colored = locate("at \x1b[36mfile:///p/client/main.tsx\x1b[0m:3:4", root);
-  assert.deepEqual(colored, { text: "at client/main.tsx:3:4", where: "client/main.tsx:3:4" });
+  assert.deepEqual(locate("at file:///p/client/main.tsx:3:4", root), {
+    text: "at client/main.tsx:3:4",
+    where: "client/main.tsx:3:4",
+  });
 });
 
 Deno.test("the error page: HTML (500, escaped, with the dev client) and JSON under /api/", async () => {

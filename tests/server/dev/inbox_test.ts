@@ -83,7 +83,6 @@ Deno.test("DevInbox keeps errors and transactions, with stack (innermost first) 
     source: "server",
     kind: "transaction",
     title: "/checkout (250 ms)",
-    stack: "",
     traceId: "1234",
   });
   assert.deepEqual(error, {
@@ -109,11 +108,16 @@ Deno.test("DevInbox is bounded: the oldest entries are dropped", () => {
 Deno.test("the inbox page lists newest first and escapes what the SDKs sent", async () => {
   const inbox = new DevInbox();
   inbox.add(bytes(errorEnvelope("the older one")), "browser");
+  inbox.add(bytes(transactionEnvelope("/checkout")), "server");
   inbox.add(bytes(errorEnvelope("<img src=x onerror=alert(1)>")), "browser");
   const html = await inboxPage(inbox).text();
   assert.ok(!html.includes("<img"));
   assert.match(html, /TypeError: &#60;img src=x onerror=alert\(1\)&#62;/);
   assert.ok(html.indexOf("onerror") < html.indexOf("the older one"));
+  assert.match(
+    html,
+    /transaction from server · trace 1234<\/div><b>\/checkout \(250 ms\)<\/b><\/li>/,
+  );
 });
 
 Deno.test("inboxFetch answers the inbox's ingest itself (gzip and br too) and passes the rest on", async () => {
