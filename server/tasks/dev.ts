@@ -59,9 +59,15 @@ let queue = Promise.resolve();
 const serially = (step: () => void | Promise<void>) =>
   queue = queue.then(step).catch((error) => console.error("dev:", error));
 
-async function restart(): Promise<void> {
-  await current?.stop();
+// Cleared before it stops, so a server stopped on purpose is never taken for one that crashed.
+async function stopCurrent(): Promise<void> {
+  const stopping = current;
   current = undefined;
+  await stopping?.stop();
+}
+
+async function restart(): Promise<void> {
+  await stopCurrent();
   try {
     const result = await context.rebuild();
     await finishBuild(result.metafile!, await hashInputs("development"), false);
@@ -107,7 +113,6 @@ function startServer(): void {
   child.status.then(async () => {
     await read;
     await child.stdin.close().catch(() => {});
-    // Unless it was stopped for a restart, it stopped on its own.
     serially(() => current === server ? serveError(denoFailure(stderr, ROOT)) : undefined);
   });
 }
@@ -158,7 +163,7 @@ console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restar
 schedule();
 onStopRequest(async () => {
   watcher.close();
-  await current?.stop();
+  await stopCurrent();
   await context.dispose();
   Deno.exit(0);
 });
