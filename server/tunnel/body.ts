@@ -68,23 +68,31 @@ export class RequestBody {
     if (cause !== "abandoned") this.onStop();
   }
 
+  /** `promise`'s value, unless the body is stopped first: then {@link BodyStopped}. */
+  async until<T>(promise: Promise<T>): Promise<T> {
+    if (this.cause !== undefined) throw new BodyStopped();
+    const stopped = new Promise<never>((_, reject) => {
+      this.#wake = () => reject(new BodyStopped());
+    });
+    try {
+      return await Promise.race([promise, stopped]);
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
   /** The next chunk, or undefined at the end; throws {@link BodyStopped} once stopped. */
   async next(): Promise<Bytes | undefined> {
     if (this.cause !== undefined) throw new BodyStopped();
     const read = this.#read();
     this.#settled = read.then(ignore, ignore);
-    const stopped = new Promise<never>((_, reject) => {
-      this.#wake = () => reject(new BodyStopped());
-    });
     let result: ReadableStreamReadResult<Bytes>;
     try {
-      result = await Promise.race([read, stopped]);
+      result = await this.until(read);
     } catch (error) {
       // A body that errors is a client that went away mid-upload.
       if (!(error instanceof BodyStopped)) this.stop("client");
       throw new BodyStopped();
-    } finally {
-      this.#wake = undefined;
     }
     if (this.cause !== undefined) throw new BodyStopped();
     const declared = this.declared;

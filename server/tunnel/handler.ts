@@ -12,7 +12,8 @@
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
 import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
-import { BodyStopped, ReadBytes, RequestBody, SMALL_BODY_BYTES } from "./body.ts";
+import { BodyStopped, isSmallBody, ReadBytes, RequestBody, SMALL_BODY_BYTES } from "./body.ts";
+import { createStreamSlots } from "./stream_slots.ts";
 import { createHeaderLineDecoder, type HeadFormat } from "./header_decode.ts";
 import type { TunnelRecord } from "./log.ts";
 import {
@@ -48,6 +49,8 @@ export interface TunnelOptions {
   /** Upstream fetch; tests and the dev inbox pass their own. By default the platform's fetch
    * as it was when this module loaded (it honours HTTP(S)_PROXY, NO_PROXY and DENO_CERT). */
   readonly fetch?: typeof fetch;
+  /** Large bodies (over 64 KiB, or chunked) streamed at once; the rest wait, unread. */
+  readonly maxLargeBodies?: number;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
@@ -62,6 +65,12 @@ export type TunnelHandler = (
 // A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
 // stops bodies of empty deflate blocks that never produce a line.
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
+
+// Each large body in flight holds a few MB (read buffers, the upstream request, their garbage
+// until V8 collects it); 8 keep one core busy with 1 MiB uploads, and 200 uploads at once
+// within 250 MB.
+/** Large bodies streamed at once by default. */
+export const DEFAULT_LARGE_BODIES = 8;
 
 /** The envelope header line, and every body byte read to find it. */
 interface Head {
@@ -86,6 +95,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ?? platformFetch;
   // Built once: every envelope for a DSN goes to the same URL.
   const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
+  const takeSlot = createStreamSlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const limiter: RateLimiter | undefined = options.rateLimit
     ? createRateLimiter({ limit: options.rateLimit })
     : undefined;
@@ -154,7 +164,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     // One timer per envelope, cleared when it ends: AbortSignal.timeout's timer would outlive
     // the exchange until it fires, 30 s of them under load.
     const deadline = setTimeout(() => body.stop("timeout"), options.timeoutMs);
+    const slot = isSmallBody(declared) ? undefined : takeSlot();
     try {
+      // Waiting for a slot counts against the deadline: a 408 if it never comes.
+      if (slot !== undefined) await body.until(slot.ready);
       const sent = upstreamHeaders(headers, clientIp);
       const outcome = await forward(body, format, sent, upstream.signal);
       const bytes = declared ?? body.received;
@@ -171,6 +184,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return reject(requestId, rejection, declared ?? body.received);
     } finally {
       clearTimeout(deadline);
+      slot?.release();
       // A read still pending (the ingest answered before taking the whole body) now fails, so a
       // truncated chunked body is never ended cleanly upstream.
       body.release();

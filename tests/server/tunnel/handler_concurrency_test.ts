@@ -1,10 +1,12 @@
 /**
- * The tunnel under load: many envelopes at once each arrive exactly once.
+ * The tunnel under load: many envelopes at once each arrive exactly once, and large uploads
+ * are read at most maxLargeBodies at a time.
  */
 import assert from "node:assert/strict";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   buildEnvelope,
+  concat,
   MiB,
   post,
   randomBytes,
@@ -34,4 +36,55 @@ test("1,000 envelopes at 50 concurrent each arrive exactly once, byte for byte",
   assert.deepEqual(received.toSorted(), sent.toSorted());
   assert.equal(new Set(received).size, 1000);
   assert.deepEqual(tunnel.logs, []);
+});
+
+test("at most maxLargeBodies large uploads are read at once; the rest wait and arrive whole", async () => {
+  // An ingest that holds each body after its first chunk until two are open at once, so a
+  // tunnel that let more than two through would show it in `mostOpen`.
+  let open = 0;
+  let mostOpen = 0;
+  let gate = Promise.withResolvers<void>();
+  const received: string[] = [];
+  const ingestServer = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      const reader = req.body!.getReader();
+      const parts: Uint8Array[] = [];
+      const first = await reader.read();
+      if (!first.done) parts.push(first.value);
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+      if (open === 2) {
+        gate.resolve();
+        gate = Promise.withResolvers<void>();
+      } else {
+        // Bounded: a body left without a partner (the last of an odd group) goes on after a
+        // while rather than hang the suite; `mostOpen` still shows any third one let through.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([gate.promise, new Promise((r) => timer = setTimeout(r, 3_000))]);
+        clearTimeout(timer);
+      }
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parts.push(value);
+      }
+      open--;
+      received.push(await sha256Hex(concat(parts)));
+      return Response.json({ id: "1" });
+    },
+  );
+  try {
+    const dsn = `http://public@127.0.0.1:${ingestServer.addr.port}/1`;
+    await using tunnel = startTunnel([dsn], { maxLargeBodies: 2 });
+    const envelopes = Array.from({ length: 6 }, () => buildEnvelope(dsn, randomBytes(MiB)));
+    const answers = await Promise.all(envelopes.map((e) => post(tunnel.url, e)));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+    assert.equal(mostOpen, 2);
+    const sent = await Promise.all(envelopes.map(sha256Hex));
+    assert.deepEqual(received.toSorted(), sent.toSorted());
+    assert.deepEqual(tunnel.logs, []);
+  } finally {
+    await ingestServer.shutdown();
+  }
 });
