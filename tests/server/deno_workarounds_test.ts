@@ -178,8 +178,7 @@ server.finished.then(() => console.log("finished"), () => console.log("accept lo
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let onText = () => {};
-  const { text, done } = collectOutput(child, () => onText());
+  const { text, done } = collectOutput(child, () => {});
   const conns: Deno.Conn[] = [];
   try {
     await until(() => /port \d+/.test(text()), "the listen line", text);
