@@ -1,24 +1,20 @@
 /**
- * Entry point for `deno run`: build the app, serve, and shut down cleanly.
- * (`serve.ts` is the entry for `deno serve --parallel`; both build the app in
- * server/lifecycle/boot.ts.)
- *
- *   deno task start
+ * Entry point for `deno run` (`deno task start`): build the app, listen, and on a stop request
+ * finish what was accepted before exiting. `serve.ts` is the entry for `deno serve --parallel`;
+ * both build the app in server/lifecycle/boot.ts.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
-import { readEnv } from "./server/lifecycle/config.ts";
-import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
+import { exitOnStartupError } from "./server/lifecycle/config.ts";
 import { flushLogs } from "./server/http/request_log.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
-import { explainListenError } from "./server/lifecycle/listen_address.ts";
-import { startupBanner } from "./server/lifecycle/banner.ts";
+import { explainListenError, startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { lastResortResponse } from "./server/http/last_resort.ts";
 
-const { config, release, monitoring, handler } = await createServerApp(readEnv())
+const { config, release, monitoring, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -37,10 +33,9 @@ try {
   exitOnStartupError(explainListenError(error, address));
 }
 
-// Finish what was accepted (uploads still arriving are read to the end and forwarded), then stop
-// listening, send queued monitoring events and exit 0. server.shutdown() alone would cut the
-// bodies still arriving (see server/deno_workarounds.ts). Hosted platforms send SIGINT and kill the
-// process a few seconds later.
+// Uploads still arriving are read to the end and forwarded before the server stops listening:
+// server.shutdown() alone would cut them (server/deno_workarounds.ts). Then queued monitoring
+// events and log lines are sent, and the process exits 0.
 onStopRequest(async () => {
   await drain(inFlight);
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));

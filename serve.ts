@@ -1,32 +1,25 @@
 /**
- * Entry point for `deno serve`, which listens itself and, with `--parallel`, runs one copy of
- * this module per CPU core (or `DENO_JOBS`) on the same port:
- *
- *   deno task start:parallel
- *
- * The task runs it through the launcher (server/tasks/start.ts), which passes HOST and PORT as
- * `--host`/`--port` and grants the same scoped permissions as `deno task start`. Each worker
- * builds its own app (server/lifecycle/boot.ts), with its own monitoring client.
+ * Entry point for `deno serve --parallel` (`deno task start:parallel`, through the launcher,
+ * which passes HOST and PORT as `--host`/`--port`): Deno listens and runs one copy of this
+ * module per CPU core (or `DENO_JOBS`), each with its own app (server/lifecycle/boot.ts).
  *
  * On SIGINT/SIGTERM each worker keeps listening until its running requests are done (uploads
- * still arriving are read to the end), then stops listening and flushes monitoring; the
- * process exits 0 once every worker has (serve_workers.ts). Deno's own signal handling would
- * stop the server at once and cut those uploads: deno_workarounds.ts holds it back until then.
+ * still arriving are read to the end), then stops and flushes monitoring; the process exits 0
+ * once every worker has. Deno's own signal handling would stop at once and cut those uploads:
+ * deno_workarounds.ts holds it back until then.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
-import { readEnv } from "./server/lifecycle/config.ts";
-import { exitOnStartupError } from "./server/lifecycle/startup_error.ts";
+import { exitOnStartupError } from "./server/lifecycle/config.ts";
 import { flushLogs } from "./server/http/request_log.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
 import { withLastResort } from "./server/http/last_resort.ts";
-import { startupBanner } from "./server/lifecycle/banner.ts";
-import { drain, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
-import { joinWorkers } from "./server/lifecycle/serve_workers.ts";
+import { startupBanner } from "./server/lifecycle/listen_address.ts";
+import { drain, joinWorkers, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 
-const { config, release, monitoring, handler } = await createServerApp(readEnv())
+const { config, release, monitoring, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -39,9 +32,8 @@ onStopRequest(async () => {
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   // Deno.exit ends every worker: only once all are done (or past the longest they may take,
   // should one have died).
-  const deadline = setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
+  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
   await workers.finished();
-  clearTimeout(deadline);
   Deno.exit(0);
 });
 // Registered after ours, so Deno's listener is the one held.

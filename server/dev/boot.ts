@@ -6,9 +6,8 @@
  * address other machines can reach.
  */
 import type { DevTools } from "../lifecycle/boot.ts";
-import type { Config } from "../lifecycle/config.ts";
+import { type Config, StartupError } from "../lifecycle/config.ts";
 import type { RenderedPage, RenderedPages } from "../page/rendered_pages.ts";
-import { StartupError } from "../lifecycle/startup_error.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
 import { errorResponse, type Failure, locate } from "./error_page.ts";

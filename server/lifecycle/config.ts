@@ -1,15 +1,26 @@
 /**
- * Configuration: read once from the environment, validated, passed down as a typed object.
- * Each variable is one row of {@link VARIABLES}: how its value is read, and what it must look
- * like. An invalid value throws a {@link ConfigError} that names the variable and what it
- * expected, so start-up can stop with that one line.
+ * Configuration: read once from the environment, validated, passed down as a typed object. An
+ * invalid value throws a {@link ConfigError} naming the variable and what it expected, and
+ * start-up stops with that one line ({@link exitOnStartupError}).
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../tunnel/dsn.ts";
 
-/** A configuration value that cannot be used; the message is one line for the operator. */
-export class ConfigError extends Error {
+/** A start-up failure the operator can fix; the message is one line. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/** A configuration value that cannot be used. */
+export class ConfigError extends StartupError {
   override name = "ConfigError";
+}
+
+/** Stop start-up with one line and exit code 1 for an operator error; rethrow anything else. */
+export function exitOnStartupError(error: unknown): never {
+  if (!(error instanceof StartupError)) throw error;
+  console.error(`error: ${error.message}`);
+  Deno.exit(1);
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -20,7 +31,6 @@ const expected = (what: string, raw: string): never => {
   const shown = JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
   throw new ConfigError(`expected ${what}, got ${shown}`);
 };
-const text = (raw: string) => raw;
 const integer = (min: number, max: number) => (raw: string): number => {
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   return value >= min && value <= max ? value : expected(`an integer from ${min} to ${max}`, raw);
@@ -29,23 +39,21 @@ const rate = (raw: string): number => {
   const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
   return value <= 1 ? value : expected("a number from 0 to 1", raw);
 };
+const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
+  const value = raw.toLowerCase() as T;
+  return choices.includes(value) ? value : expected(`one of ${choices.join(", ")}`, value);
+};
 const boolean = (raw: string): boolean => {
   const value = raw.toLowerCase();
   if (["1", "true", "yes", "on"].includes(value)) return true;
   return ["0", "false", "no", "off"].includes(value) ? false : expected("true or false", value);
 };
-const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
-  const value = raw.toLowerCase() as T;
-  return choices.includes(value) ? value : expected(`one of ${choices.join(", ")}`, value);
-};
-// A host name or an IP address (IPv6 brackets dropped: Deno.serve wants them bare). Nothing
-// else can be listened on, and a comma or a space would break the launcher's --allow-net.
+// A host name or an IP address, IPv6 brackets dropped (Deno.serve wants them bare). A comma or
+// a space would also break the launcher's --allow-net.
 const host = (raw: string): string => {
   const bare = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
   const name = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
-  if (raw.length <= 253 && (name.test(bare) || /^[0-9a-f:.]*:[0-9a-f:.]*$/i.test(bare))) {
-    return bare;
-  }
+  if (name.test(bare) || /^[0-9a-f:.]*:[0-9a-f:.]*$/i.test(bare)) return bare;
   return expected("an IP address or a host name of this machine", raw);
 };
 // Paths the server answers itself are refused, so the tunnel never shadows them.
@@ -54,35 +62,29 @@ const path = (raw: string): string => {
   const reserved = RESERVED.some((p) => raw === p || raw.startsWith(`${p}/`));
   const dots = raw.split("/").some((s) => s === "." || s === "..");
   if (/^(\/[A-Za-z0-9_.-]+)+$/.test(raw) && !dots && !reserved) return raw;
-  return expected(
-    `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", "."), not under ` +
-      RESERVED.join(", "),
-    raw,
-  );
+  const like = `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", ".")`;
+  return expected(`${like}, not under ${RESERVED.join(", ")}`, raw);
 };
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
-  if (parsed.secretKey !== "") {
-    throw new ConfigError(
-      `the DSN holds a secret key (https://<key>:<secret>@...), which browsers would see; ` +
-        `remove ":<secret>" (Sentry does not need it)`,
-    );
-  }
-  return parsed;
+  if (parsed.secretKey === "") return parsed;
+  throw new ConfigError(
+    `the DSN holds a secret key (https://<key>:<secret>@...), which browsers would see; ` +
+      `remove ":<secret>" (Sentry does not need it)`,
+  );
 };
-const dsnList = (raw: string): Dsn[] =>
-  raw.split(",").map((s) => s.trim()).filter((s) => s !== "").map(dsn);
 
-/** How each variable the server reads in production is parsed. */
+/** How each variable the server reads is parsed. */
 const VARIABLES = {
   PORT: integer(0, 65535),
   HOST: host,
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
-  SENTRY_ENVIRONMENT: text,
-  SENTRY_RELEASE: text,
+  SENTRY_ENVIRONMENT: (raw: string) => raw,
+  SENTRY_RELEASE: (raw: string) => raw,
   SENTRY_TRACES_SAMPLE_RATE: rate,
-  TUNNEL_ALLOWED_DSNS: dsnList,
+  TUNNEL_ALLOWED_DSNS: (raw: string) =>
+    raw.split(",").map((s) => s.trim()).filter(Boolean).map(dsn),
   TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   TUNNEL_TIMEOUT_MS: integer(1, 600_000),
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
@@ -93,13 +95,13 @@ const VARIABLES = {
   DEBUG_ERROR_ROUTE: boolean,
   LOG_FORMAT: oneOf("json", "text"),
   HSTS: oneOf("auto", "on", "off"),
-  // Development switches: read only when granted (`deno task dev` is, production never).
+  // Development switches: read only where granted (`deno task dev` grants them, production never).
   DEV_MODE: boolean,
   DEV_INBOX: boolean,
 };
 type Name = keyof typeof VARIABLES;
 
-/** The variables {@link loadConfig} reads in production; start-up checks env permission on these. */
+/** The variables {@link loadConfig} reads in production. */
 export const CONFIG_VARIABLES = (Object.keys(VARIABLES) as Name[]).filter((name) =>
   !name.startsWith("DEV_")
 );
@@ -109,9 +111,6 @@ export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
 
 /** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
 export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
-
-/** Deno's own variables for an outbound proxy; the launcher grants the proxy's host. */
-export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
 
 /** Everything the server needs to know from its environment (see {@link loadConfig}). */
 export type Config = Readonly<ReturnType<typeof loadConfig>>;
@@ -162,19 +161,15 @@ export function loadConfig(env: Env) {
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
     tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
     /**
-     * Envelopes per client address per minute through the tunnel; 0 turns the limit off. A tab
-     * with Session Replay sends 20-40 a minute: 600 leaves room for a few dozen busy tabs
-     * behind one NAT address and a burst after a reconnect, not for a flood.
+     * Envelopes per client address per minute; 0 turns the limit off. A tab with Session Replay
+     * sends 20-40 a minute: 600 leaves room for a few dozen busy tabs behind one NAT address.
      */
     tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
     /** The largest JSON body an API route's `ctx.json()` reads. */
     apiMaxBodyBytes: read("API_MAX_BODY_BYTES") ?? 1024 * 1024,
-    /**
-     * `PUBLIC_*` variables, which the browser reads through `publicConfig()` (client/config.ts):
-     * one build, many environments. No other variable ever reaches the page.
-     */
+    /** `PUBLIC_*` variables, for the browser's `publicConfig()`; no other variable reaches it. */
     publicVariables: Object.fromEntries(
       Object.entries(env).filter(([name, value]) => PUBLIC_NAME.test(name) && value !== undefined),
     ) as Readonly<Record<string, string>>,
@@ -192,28 +187,27 @@ export function loadConfig(env: Env) {
   };
 }
 
-/** What a variable the browser may read is called. */
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
 
 /**
- * The configuration variables from the process environment, the development switches where
- * granted, and the `PUBLIC_*` variables: all of them where the whole environment may be read (the
- * launcher, Deno Deploy), else those the launcher named in {@link PUBLIC_VARIABLES_FLAG}.
+ * The configuration variables, the development switches where granted, and the `PUBLIC_*`
+ * variables: all of them where the whole environment may be read (Deno Deploy), else those the
+ * launcher named in {@link PUBLIC_VARIABLES_FLAG}.
  */
 export function readEnv(): Record<string, string | undefined> {
-  const dev = DEV_VARIABLES.filter((variable) =>
-    Deno.permissions.querySync({ name: "env", variable }).state === "granted"
-  );
-  const everything = Deno.permissions.querySync({ name: "env" }).state === "granted";
+  const granted = (variable?: string) =>
+    Deno.permissions.querySync({ name: "env", variable }).state === "granted";
   const named = Deno.args.find((arg) => arg.startsWith(PUBLIC_VARIABLES_FLAG));
-  const publicNames = everything
+  const publicNames = granted()
     ? Object.keys(Deno.env.toObject())
     : named?.slice(PUBLIC_VARIABLES_FLAG.length).split(",") ?? [];
-  return Object.fromEntries(
-    [...CONFIG_VARIABLES, ...dev, ...publicNames.filter((name) => PUBLIC_NAME.test(name))]
-      .map((name) => [name, Deno.env.get(name)]),
-  );
+  const names = [
+    ...CONFIG_VARIABLES,
+    ...DEV_VARIABLES.filter((name) => granted(name)),
+    ...publicNames.filter((name) => PUBLIC_NAME.test(name)),
+  ];
+  return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));
 }

@@ -1,9 +1,9 @@
 /**
- * The listen address as people see it: the URL printed once listening, and why listening on
- * it failed in one line. `Deno.serve` throws an OS error with a stack trace; the mistakes
- * behind it are few, and each line names the one variable to change.
+ * The listen address as people see it: the banner printed once listening, and one line naming
+ * the variable to change when listening fails (`Deno.serve` throws an OS error with a stack).
  */
-import { StartupError } from "./startup_error.ts";
+import { DEV_PATHS } from "../constants.ts";
+import { type Config, StartupError } from "./config.ts";
 
 /** The address the server tried to listen on. */
 export interface ListenAddress {
@@ -41,7 +41,6 @@ export function describeListenError(error: unknown, address: ListenAddress): str
     return `HOST: cannot resolve ${JSON.stringify(hostname)}; expected an IP address of this ` +
       `machine or a name that resolves to one`;
   }
-  return undefined;
 }
 
 /** A {@link StartupError} for a listen failure a user can cause; any other error unchanged. */
@@ -62,8 +61,37 @@ export function formatHost(hostname: string): string {
  * @example
  * listeningUrl({ hostname: "::1", port: 8000 }); // "http://[::1]:8000/"
  */
-export function listeningUrl(address: ListenAddress): string {
-  const { hostname, port } = address;
+export function listeningUrl({ hostname, port }: ListenAddress): string {
   const shown = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : formatHost(hostname);
   return `http://${shown}:${port}/`;
+}
+
+/**
+ * What both entries print once listening: where, which release, where monitoring goes (the
+ * host and project say which Sentry, never the key).
+ *
+ * @example
+ * for (const line of startupBanner(addr, config, release)) console.log(line);
+ */
+export function startupBanner(
+  addr: ListenAddress,
+  config: Config,
+  release: string,
+  how = "",
+): string[] {
+  const url = listeningUrl(addr);
+  const lines = [`Listening on ${url} (release ${release}${how ? `, ${how}` : ""})`];
+  const own = config.tunnelAllowedDsns[0];
+  if (config.sentryDsn === undefined) {
+    lines.push("Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.");
+  } else if (config.devInbox) {
+    lines.push(`Monitoring goes to the dev inbox: ${new URL(DEV_PATHS.inbox, url)}`);
+  } else {
+    const percent = Math.round(config.tracesSampleRate * 1000) / 10;
+    lines.push(
+      `Monitoring is on: errors and ${percent}% of page requests traced go to Sentry at ` +
+        `${own.hostname}, project ${own.projectId}, environment ${config.sentryEnvironment}.`,
+    );
+  }
+  return lines;
 }

@@ -1,20 +1,10 @@
 /**
- * Noticing that whatever started this process has gone, so the server shuts down gracefully
- * instead of running on as an orphan. `npx deno task start` is a chain: npm exec, `sh -c`,
- * `deno task`, the launcher (start.ts), the server. A SIGTERM to npx (what `docker stop` sends
- * to the container's first process) kills npx and its `sh`, and `deno task` is left behind
- * without being told; a SIGKILL anywhere in the chain tells nobody.
- *
- * - The server watches the launcher through its stdin: the launcher holds the other end of a
- *   pipe and never writes; the kernel closes it however the launcher ends.
- * - The launcher watches its parent and the task wrappers above it ({@link taskAncestors}).
+ * The launcher notices that whatever started it has gone, so the server it runs shuts down
+ * instead of living on as an orphan. `npx deno task start` is a chain: npm exec, `sh -c`,
+ * `deno task`, the launcher. A SIGTERM to npx (what `docker stop` sends to the container's first
+ * process) kills npx and its `sh`, and leaves `deno task` behind untold; a SIGKILL tells nobody.
+ * (The server watches the launcher through its stdin: shutdown.ts.)
  */
-
-/** Call `onClosed` once stdin reaches its end (or fails). */
-export function onStdinClosed(onClosed: () => void): void {
-  // Nothing is ever written; this only waits for the end (a broken pipe ends it too).
-  Deno.stdin.readable.pipeTo(new WritableStream()).catch(() => {}).finally(onClosed);
-}
 
 // The wrappers between a person (or init) and the launcher: `deno task`, deno task's own
 // `sh -c` under npx, and npx itself (`npm exec`, or node running npx-cli).
@@ -46,7 +36,7 @@ export function taskAncestors(ps: string, parent: number): number[] {
   return chain;
 }
 
-/** `ps` output for every process, or "" where `ps` is missing (then only the parent is known). */
+/** `ps` output for every process, or "" where `ps` is missing (slim images: only the parent). */
 export async function readProcessTable(): Promise<string> {
   try {
     const ps = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="], stderr: "null" });
@@ -57,22 +47,17 @@ export async function readProcessTable(): Promise<string> {
 }
 
 /**
- * Every `intervalMs`, call `onGone` once if the parent changed (this process was re-parented:
- * its parent exited) or a watched ancestor no longer exists. Returns what stops the watch.
+ * Every second, call `onGone` once if the parent changed (this process was re-parented: its
+ * parent exited) or a watched ancestor no longer exists.
  */
-export function watchAncestors(
-  ancestors: readonly number[],
-  onGone: () => void,
-  intervalMs = 1_000,
-): () => void {
+export function watchAncestors(ancestors: readonly number[], onGone: () => void): void {
   const parent = Deno.ppid;
   const timer = setInterval(() => {
     if (Deno.ppid !== parent || !ancestors.every(exists)) {
       clearInterval(timer);
       onGone();
     }
-  }, intervalMs);
-  return () => clearInterval(timer);
+  }, 1_000);
 }
 
 // Signal 0 checks that a process exists without signalling it (kill(2)); Deno passes it on

@@ -1,18 +1,51 @@
 /**
- * Imported first by the entries for its side effect: stop with one line when env access for
- * the configuration is missing. It must run before React is evaluated, because React reads
- * NODE_ENV while loading and would otherwise fail with a stack trace instead.
+ * The permission preflight: a missing grant stops start-up with one line naming the flag,
+ * instead of failing on a request. The entries import this module first, so env access for the
+ * configuration is checked before React loads (React reads NODE_ENV while loading and would
+ * fail with a stack trace); boot.ts checks the rest once the configuration is known.
  */
-import { envPermissions, missingPermission } from "./permissions.ts";
+import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { netHosts } from "./serve_args.ts";
 
-const missing = missingPermission(envPermissions());
+/** One permission the server needs: its descriptor, the flag that grants it, and why. */
+export interface Need {
+  readonly descriptor: Deno.PermissionDescriptor;
+  readonly flag: string;
+  readonly why: string;
+}
+
+function need(name: "env" | "read" | "net", value: string, why: string): Need {
+  const key = { env: "variable", read: "path", net: "host" }[name];
+  const descriptor = { name, [key]: value } as Deno.PermissionDescriptor;
+  return { descriptor, flag: `--allow-${name}=${value}`, why };
+}
+
+/** What serving needs for this configuration: the static folder, listening, the ingests. */
+export function runtimePermissions(config: Config, staticDir: string): Need[] {
+  const [listen, ...ingests] = netHosts(config);
+  return [
+    need("read", staticDir, "to serve static files and read the build manifest"),
+    need("net", listen, "to listen for requests"),
+    ...ingests.map((host) => need("net", host, "to send monitoring data to Sentry")),
+  ];
+}
+
+/** The one line for the first need not granted, or `undefined` when all are. */
+export function missingPermission(needs: readonly Need[]): string | undefined {
+  const need = needs.find((n) => Deno.permissions.querySync(n.descriptor).state !== "granted");
+  return need && `missing permission ${need.flag} (needed ${need.why})`;
+}
+
+const missing = missingPermission(
+  SERVER_ENV_VARIABLES.map((name) => need("env", name, "to read the configuration")),
+);
 if (missing) {
   console.error(`error: ${missing}`);
   Deno.exit(1);
 }
 
-// Deno Deploy sets no NODE_ENV; without it React would run its development build, about 4x
-// slower. Deploy grants every permission, so this only runs where it can.
+// Deno Deploy sets no NODE_ENV, and React would run its development build, about 4x slower.
+// Deploy grants every permission; elsewhere this variable may not be readable.
 const deployEnv = { name: "env", variable: "DENO_DEPLOYMENT_ID" } as const;
 if (Deno.permissions.querySync(deployEnv).state === "granted") {
   if (Deno.env.get("DENO_DEPLOYMENT_ID") && !Deno.env.get("NODE_ENV")) {

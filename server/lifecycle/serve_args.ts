@@ -2,44 +2,107 @@
  * The Deno command line that starts the server with least privilege: listen on its address,
  * reach the Sentry hosts (and an outbound proxy), read `static/` and its own variables, plus
  * what deno.json grants the app's code (`permissions.app`). No write, no run, no `--allow-all`.
- * The launcher (`deno task start`) and the dev runner both build their server's flags here, so
- * a grant missing in production is missing in development first.
+ * The launcher and the dev runner both build their server's flags here, so a grant missing in
+ * production is missing in development first.
  */
 import {
   type Config,
+  ConfigError,
   DEV_VARIABLES,
   PUBLIC_VARIABLES_FLAG,
   SERVER_ENV_VARIABLES,
 } from "./config.ts";
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { formatHost } from "./listen_address.ts";
-import { type AppPermissions, netHosts } from "./permissions.ts";
-
-/**
- * `run`: one process on main.ts (`deno task start`); `parallel`: `deno serve --parallel` on
- * serve.ts, a worker per core (`deno task start:parallel`); `dev`: main.ts under the dev runner,
- * which also reads client/ and server/ (the dev modules) and the dev switches.
- */
-export type ServingMode = "run" | "parallel" | "dev";
 
 /**
  * V8's young generation capped at 4 MB per semi-space: its default grows to 16 MB or more under
- * load, and requests that leave almost nothing alive gain nothing from it (RSS after load about
- * a third lower, no CPU cost per request outside the noise; BENCHMARKS.md).
+ * load, for requests that leave almost nothing alive (RSS after load about a third lower).
  */
 export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
 
-/** What {@link servingArgs} can be given besides the configuration and the app's grants. */
-export interface ServingOptions {
-  readonly mode?: ServingMode;
-  /** `host:port` of outbound proxies to grant (permissions.ts `proxyHosts`). */
-  readonly proxies?: readonly string[];
+/**
+ * `host:port` the server listens on, then each Sentry host it reaches, then each outbound proxy
+ * (no repeats). The own DSN is granted as `URL.host`, without the scheme's default port: Deno
+ * grants a port-less query only for a port-less grant, and a port-less grant covers every port.
+ */
+export function netHosts(config: Config, proxies: readonly string[] = []): string[] {
+  const ingests = config.tunnelAllowedDsns.map((dsn) => `${dsn.hostname}:${dsn.port}`);
+  if (config.sentryDsn !== undefined) ingests.unshift(new URL(config.sentryDsn).host);
+  const bare = new Set(ingests.filter((ingest) => !/:\d+$/.test(ingest)));
+  const needed = ingests.filter((i) => bare.has(i) || !bare.has(i.replace(/:\d+$/, "")));
+  return [...new Set([`${formatHost(config.host)}:${config.port}`, ...needed, ...proxies])];
 }
 
 /**
- * Deno arguments that start the server: the shell's own needs merged with the app's grants
- * kind by kind (an explicit `--allow-net=...` would replace a permission set's `net` entry).
- * The last argument tells the server that its stdin is its parent's lifeline (parent_gone.ts).
+ * `host:port` of each outbound proxy `env` sets (Deno's variables; without a scheme a proxy is
+ * http, as Deno reads it). Deno 2.9's fetch checks --allow-net against the ingest only; this is
+ * for one that checks the connection it opens as well.
+ *
+ * @example
+ * proxyHosts({ HTTPS_PROXY: "http://proxy.internal:3128" }); // ["proxy.internal:3128"]
+ */
+export function proxyHosts(env: Readonly<Record<string, string | undefined>>): string[] {
+  const hosts = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].flatMap((name) => {
+    const value = env[name]?.trim();
+    const url = value ? URL.parse(value.includes("://") ? value : `http://${value}`) : null;
+    if (!url?.hostname) return [];
+    return [`${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`];
+  });
+  return [...new Set(hosts)];
+}
+
+const APP_PERMISSION_KINDS = ["net", "env", "read"] as const;
+
+/** What deno.json grants the app's own code, by kind: a list of values, or `true` for all. */
+export type AppPermissions = Partial<
+  Record<(typeof APP_PERMISSION_KINDS)[number], readonly string[] | boolean>
+>;
+
+/**
+ * `permissions.app` of a deno.json's text (Deno's permission-set schema), validated; `{}` when
+ * it has none. A value that cannot be granted throws a {@link ConfigError} naming the key.
+ *
+ * @example
+ * parseAppPermissions('{"permissions":{"app":{"env":["API_KEY"]}}}'); // { env: ["API_KEY"] }
+ */
+export function parseAppPermissions(denoJson: string): AppPermissions {
+  let app: unknown;
+  try {
+    app = JSON.parse(denoJson).permissions?.app ?? {};
+  } catch {
+    // Deno reads deno.json as JSONC; a launcher that reads it too must be given plain JSON.
+    throw new ConfigError("deno.json: expected JSON without comments (the launcher reads it)");
+  }
+  const fail = (key: string, what: string) => {
+    throw new ConfigError(`permissions.app${key} in deno.json: expected ${what}`);
+  };
+  if (typeof app !== "object" || app === null || Array.isArray(app)) fail("", "an object");
+  for (const [kind, value] of Object.entries(app as object)) {
+    if (!(APP_PERMISSION_KINDS as readonly string[]).includes(kind)) {
+      fail(`.${kind}`, `one of ${APP_PERMISSION_KINDS.join(", ")} (the kinds the shell grants)`);
+    }
+    // A comma would end the value early in Deno's --allow-* list.
+    const listed = Array.isArray(value) &&
+      value.every((v) => typeof v === "string" && v !== "" && !v.includes(","));
+    if (!listed && typeof value !== "boolean") {
+      fail(`.${kind}`, `a list of strings without commas, or true, got ${JSON.stringify(value)}`);
+    }
+  }
+  return app as AppPermissions;
+}
+
+/** deno.json's `permissions.app` in the current folder (the project's, under `deno task`). */
+export async function readAppPermissions(path = "deno.json"): Promise<AppPermissions> {
+  return parseAppPermissions(await Deno.readTextFile(path));
+}
+
+/**
+ * Deno arguments that start the server. `run`: main.ts (`deno task start`); `parallel`:
+ * `deno serve --parallel` on serve.ts; `dev`: main.ts under the dev runner, which also reads
+ * client/ and server/ (the dev modules) and the dev switches. The shell's needs are merged with
+ * the app's grants kind by kind (an explicit `--allow-net=...` would replace a permission set's
+ * `net`). The last argument makes stdin the server's lifeline (shutdown.ts).
  *
  * @example
  * servingArgs(loadConfig({ PORT: "8000" }), { env: ["API_KEY"] });
@@ -49,7 +112,11 @@ export interface ServingOptions {
 export function servingArgs(
   config: Config,
   app: AppPermissions = {},
-  { mode = "run", proxies = [] }: ServingOptions = {},
+  { mode = "run", proxies = [] }: {
+    readonly mode?: "run" | "parallel" | "dev";
+    /** `host:port` of outbound proxies to grant ({@link proxyHosts}). */
+    readonly proxies?: readonly string[];
+  } = {},
 ): string[] {
   const dev = mode === "dev";
   const publicNames = Object.keys(config.publicVariables);
@@ -58,29 +125,18 @@ export function servingArgs(
     if (granted === true) return `--allow-${kind}`;
     return `--allow-${kind}=${[...new Set([...shell, ...granted || []])].join(",")}`;
   };
-  const permissions = [
+  const flags = [
+    V8_FLAGS,
     allow("net", netHosts(config, proxies)),
     allow("read", dev ? ["static", "client", "server"] : ["static"]),
-    allow("env", [
-      ...SERVER_ENV_VARIABLES,
-      ...dev ? DEV_VARIABLES : [],
-      ...publicNames,
-    ]),
+    allow("env", [...SERVER_ENV_VARIABLES, ...dev ? DEV_VARIABLES : [], ...publicNames]),
   ];
   // The server may not list its environment: it is told which PUBLIC_* variables it has.
   const trailing = [
     ...publicNames.length > 0 ? [PUBLIC_VARIABLES_FLAG + publicNames.join(",")] : [],
     STDIN_LIFELINE_FLAG,
   ];
-  if (mode !== "parallel") return ["run", V8_FLAGS, ...permissions, "main.ts", ...trailing];
+  if (mode !== "parallel") return ["run", ...flags, "main.ts", ...trailing];
   const address = [`--host=${formatHost(config.host)}`, `--port=${config.port}`];
-  return [
-    "serve",
-    "--parallel",
-    ...address,
-    V8_FLAGS,
-    ...permissions,
-    "serve.ts",
-    ...trailing,
-  ];
+  return ["serve", "--parallel", ...address, ...flags, "serve.ts", ...trailing];
 }

@@ -1,18 +1,17 @@
 /**
- * How every process of the app is asked to stop, and the drain step both server entries share.
- * The signals are the ones hosts and `docker stop` send; the stdin lifeline is the launcher's
- * (parent_gone.ts).
+ * How a process of the app is asked to stop, and how a server finishes: drain what it accepted,
+ * and under `deno serve --parallel` wait for the sibling workers before the process exits.
  */
 import { DRAIN_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
 import type { InFlight } from "../deno_workarounds.ts";
-import { onStdinClosed } from "./parent_gone.ts";
 
 /** The signals that mean "stop": Ctrl-C, and what hosts, `kill` and `docker stop` send. */
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 /**
- * Call `stop` once, on the first stop signal, or when the launcher's stdin lifeline closes if
- * this process was started with it.
+ * Call `stop` once: on the first stop signal, or when stdin ends if this process was started
+ * with {@link STDIN_LIFELINE_FLAG}. The launcher holds the other end of that pipe and never
+ * writes; the kernel closes it however the launcher ends, even by SIGKILL.
  *
  * @example
  * onStopRequest(async () => { await server.shutdown(); Deno.exit(0); });
@@ -25,7 +24,9 @@ export function onStopRequest(stop: () => void | Promise<void>): void {
     return stop();
   };
   for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, once);
-  if (Deno.args.includes(STDIN_LIFELINE_FLAG)) onStdinClosed(once);
+  if (Deno.args.includes(STDIN_LIFELINE_FLAG)) {
+    Deno.stdin.readable.pipeTo(new WritableStream()).catch(() => {}).finally(once);
+  }
 }
 
 /**
@@ -37,4 +38,50 @@ export async function drain(inFlight: InFlight): Promise<void> {
   if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
     console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
   }
+}
+
+/**
+ * Join the workers of one `deno serve --parallel` process (a BroadcastChannel), so the process
+ * exits only once every worker has finished its shutdown: `Deno.exit` in the first one done
+ * would cut the others mid-drain. Each says hello when it joins, and again to each worker it
+ * hears of first, so all know each other long before a signal comes.
+ *
+ * @example
+ * const workers = joinWorkers();
+ * // on SIGTERM, after draining and flushing:
+ * await workers.finished();
+ */
+export function joinWorkers(channelName = "serve-workers") {
+  const id: string = crypto.randomUUID();
+  const known = new Set([id]);
+  const done = new Set<string>();
+  const allDone = Promise.withResolvers<void>();
+  const channel = new BroadcastChannel(channelName);
+  const check = () => {
+    if (known.isSubsetOf(done)) allDone.resolve();
+  };
+  channel.onmessage = ({ data }: MessageEvent<{ kind: "hello" | "done"; id: string }>) => {
+    if (!known.has(data.id)) {
+      known.add(data.id);
+      channel.postMessage({ kind: "hello", id });
+    }
+    if (data.kind === "done") done.add(data.id);
+    check();
+  };
+  channel.postMessage({ kind: "hello", id });
+  return {
+    /** Workers heard of so far, this one included. */
+    get known(): number {
+      return known.size;
+    },
+    /** Say this worker is done; resolves once every known worker is. */
+    finished(): Promise<void> {
+      done.add(id);
+      channel.postMessage({ kind: "done", id });
+      check();
+      return allDone.promise;
+    },
+    /** Leave the channel (tests; a worker keeps it until the process exits). */
+    close: () => channel.close(),
+  };
 }

@@ -11,12 +11,10 @@ import * as esbuild from "esbuild";
 import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
 import { BUILD_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
-import { loadConfig } from "../lifecycle/config.ts";
-import { proxyHosts, readAppPermissions } from "../lifecycle/permissions.ts";
-import { servingArgs } from "../lifecycle/serve_args.ts";
+import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
+import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
 import { listeningUrl } from "../lifecycle/listen_address.ts";
 import { onStopRequest } from "../lifecycle/shutdown.ts";
-import { exitOnStartupError } from "../lifecycle/startup_error.ts";
 import { denoFailure, errorResponse, type Failure } from "../dev/error_page.ts";
 import { liveReload } from "../dev/live_reload.ts";
 

@@ -4,11 +4,10 @@
  * under /api/ and says where in the project an error is.
  */
 import assert from "node:assert/strict";
-import { loadConfig } from "../../../server/lifecycle/config.ts";
+import { loadConfig, StartupError } from "../../../server/lifecycle/config.ts";
 import { isLoopbackHost, startDevTools } from "../../../server/dev/boot.ts";
 import { servingArgs } from "../../../server/lifecycle/serve_args.ts";
 import { denoFailure, errorResponse, locate } from "../../../server/dev/error_page.ts";
-import { StartupError } from "../../../server/lifecycle/startup_error.ts";
 import { STDIN_LIFELINE_FLAG } from "../../../server/constants.ts";
 import { runServerToExit } from "../../support/server.ts";
 

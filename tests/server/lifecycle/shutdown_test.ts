@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { joinWorkers } from "../../../server/lifecycle/serve_workers.ts";
+import { joinWorkers } from "../../../server/lifecycle/shutdown.ts";
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
