@@ -1,29 +1,17 @@
 /**
  * The client build: bundles `client/` with esbuild into content-hashed ESM in `static/build/`,
- * writes the manifest the server reads, and precompresses what compresses (JS, CSS, SVG, JSON,
- * text: compress.ts) to `.br` and `.gz`. Run by `deno task build` (server/tasks/build.ts) and,
- * incrementally, by the dev runner (server/tasks/dev.ts).
+ * gives each JS file a Sentry debug id, precompresses what compresses (compress.ts) and writes
+ * the manifest the server reads. Run by `deno task build` and, incrementally, by the dev runner.
  */
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
-import { addDebugIdToSourceMap, debugIdFor, injectDebugId } from "./debug_ids.ts";
-import { type Manifest, manifestFromMetafile, readManifest } from "./manifest.ts";
+import { writeDebugId } from "./debug_ids.ts";
+import { type Manifest, readManifest } from "./manifest.ts";
 import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, STATIC_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
 export const ENTRY_POINT = "client/main.tsx";
-// Files whose change must invalidate the build, besides everything under client/.
-const BUILD_INPUTS = [
-  "deno.json",
-  "deno.lock",
-  "server/build/client_build.ts",
-  "server/build/compress.ts",
-  "server/build/debug_ids.ts",
-  "server/build/manifest.ts",
-];
-// Source maps are not served by default and are large: compressing them would double the build.
-const precompressed = (file: string) => isCompressible(file) && !file.endsWith(".map");
 
 /** esbuild options shared by the production build and dev mode's incremental context. */
 export function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
@@ -47,28 +35,32 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
     legalComments: "linked",
     define: {
       "process.env.NODE_ENV": JSON.stringify(mode),
-      // Sentry's tree-shaking flags: drop its debug logging from production bundles.
+      // Sentry's tree-shaking flag: no debug logging in production bundles.
       __SENTRY_DEBUG__: String(!production),
     },
     logLevel: "warning",
   };
 }
 
-/** Hash of every build input: unchanged hash, unchanged output. */
+async function sha256Hex(parts: BlobPart[]): Promise<string> {
+  const bytes = await new Blob(parts).arrayBuffer();
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
+}
+
+/** Hash of every build input (the build's own modules too): unchanged hash, unchanged output. */
 export async function hashInputs(mode: string): Promise<string> {
-  const clientFiles = (await listFiles("client")).map((file) => `client/${file}`);
-  // A production build also renders the pages, with server/page/.
-  const serverFiles = mode === "production"
-    ? (await listFiles("server/page")).map((file) => `server/page/${file}`)
-    : [];
-  const files = [...new Set([...BUILD_INPUTS, ...clientFiles, ...serverFiles])].sort();
-  const hash = new Hasher();
-  hash.add(new TextEncoder().encode(mode));
-  for (const file of files) {
-    hash.add(new TextEncoder().encode(`\0${file}\0`));
-    hash.add(await Deno.readFile(file));
-  }
-  return await hash.digest();
+  const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
+  const files = [
+    "deno.json",
+    "deno.lock",
+    ...await under("client"),
+    ...await under("server/build"),
+    // A production build also renders the pages.
+    ...mode === "production" ? await under("server/page") : [],
+  ].sort();
+  const parts: BlobPart[] = [mode];
+  for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
+  return await sha256Hex(parts);
 }
 
 /** Run a full build and return its manifest. */
@@ -81,58 +73,56 @@ export async function build(mode: "production" | "development" = "production"): 
   return await finishBuild(result.metafile!, inputHash, mode === "production");
 }
 
-/** Write the manifest (and compressed variants) for a finished esbuild run. */
+/** Add debug ids (and with `compress`, `.br`/`.gz` copies), then write the manifest. */
 export async function finishBuild(
   metafile: esbuild.Metafile,
   inputHash: string,
   compress: boolean,
 ): Promise<Manifest> {
   const outputs = Object.keys(metafile.outputs).sort();
-  const hash = new Hasher();
-  for (const out of outputs) hash.add(new TextEncoder().encode(out + "\n"));
-  const manifest = manifestFromMetafile(metafile, {
-    entryPoint: ENTRY_POINT,
-    staticDir: STATIC_DIR,
-    buildId: (await hash.digest()).slice(0, 12),
-    inputHash,
-  });
+  const buildId = (await sha256Hex(outputs.map((out) => `${out}\n`))).slice(0, 12);
+  const manifest = manifestFromMetafile(metafile, buildId, inputHash);
   for (const out of outputs.filter((o) => o.endsWith(".js"))) await writeDebugId(out);
-  if (compress) {
-    for (const out of outputs.filter(precompressed)) await precompress(out);
+  // Source maps are large and not served by default: compressing them would double the build.
+  const worthIt = (out: string) => compress && isCompressible(out) && !out.endsWith(".map");
+  for (const out of outputs.filter(worthIt)) {
+    const copies = await compressCopies(await Deno.readFile(out), { best: true });
+    for (const [encoding, bytes] of copies) {
+      await Deno.writeFile(`${out}${ENCODED_SUFFIX.get(encoding)}`, bytes);
+    }
   }
   await Deno.writeTextFile(MANIFEST_FILE, JSON.stringify(manifest, null, 2) + "\n");
   return manifest;
 }
 
-/** Give a JS file and its source map the same Sentry debug id (see debug_ids.ts). */
-export async function writeDebugId(file: string): Promise<void> {
-  const bytes = await Deno.readFile(file);
-  const debugId = await debugIdFor(bytes);
-  await Deno.writeTextFile(file, injectDebugId(new TextDecoder().decode(bytes), debugId));
-  const map = `${file}.map`;
-  const mapJson = await Deno.readTextFile(map).catch(() => null);
-  if (mapJson !== null) await Deno.writeTextFile(map, addDebugIdToSourceMap(mapJson, debugId));
-}
-
-/** Write `file.br` and `file.gz` beside `file`, each only when it is smaller. */
-export async function precompress(file: string): Promise<void> {
-  const copies = await compressCopies(await Deno.readFile(file), { best: true });
-  for (const [encoding, bytes] of copies) {
-    await Deno.writeFile(`${file}${ENCODED_SUFFIX.get(encoding)}`, bytes);
-  }
-}
-
-// Collects bytes, then hashes them once; SubtleCrypto has no incremental API.
-class Hasher {
-  #parts: Uint8Array[] = [];
-  add(bytes: Uint8Array) {
-    this.#parts.push(bytes);
-  }
-  async digest(): Promise<string> {
-    const blob = new Uint8Array(await new Blob(this.#parts as BlobPart[]).arrayBuffer());
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blob));
-    return digest.toHex();
-  }
+/** The manifest of an esbuild run: its outputs (under `static/`) as URL paths. */
+export function manifestFromMetafile(
+  metafile: esbuild.Metafile,
+  buildId: string,
+  inputHash: string,
+): Manifest {
+  const [entry, output] = Object.entries(metafile.outputs).find(([, out]) =>
+    out.entryPoint === ENTRY_POINT
+  )!;
+  // Every chunk reachable through static imports: the browser needs all of them before the
+  // entry runs, so preloading them saves a round trip per level of nesting.
+  const preload = new Set<string>();
+  const visit = (from: string) => {
+    for (const imp of metafile.outputs[from].imports) {
+      if (imp.kind !== "import-statement" || imp.external || preload.has(imp.path)) continue;
+      preload.add(imp.path);
+      visit(imp.path);
+    }
+  };
+  visit(entry);
+  const toUrl = (path: string) => path.slice(STATIC_DIR.length);
+  return {
+    buildId,
+    inputHash,
+    script: toUrl(entry),
+    preload: [...preload].map(toUrl),
+    styles: output.cssBundle ? [toUrl(output.cssBundle)] : [],
+  };
 }
 
 /** Whether the build on disk was made from exactly the current inputs. */

@@ -6,34 +6,18 @@
 import type { Encoding } from "../http/accept_encoding.ts";
 
 /** The suffix of a file's precompressed copy on disk, per encoding. */
-export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([["br", ".br"], [
-  "gzip",
-  ".gz",
-]]);
-
-// Text formats, and binary ones that are not compressed already (wasm, ico). Images, fonts
-// (woff2 is brotli inside) and archives would gain nothing.
-const COMPRESSIBLE_EXTENSIONS: ReadonlySet<string> = new Set([
-  "css",
-  "csv",
-  "html",
-  "ico",
-  "js",
-  "json",
-  "map",
-  "md",
-  "mjs",
-  "svg",
-  "txt",
-  "wasm",
-  "webmanifest",
-  "xml",
+export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([
+  ["br", ".br"],
+  ["gzip", ".gz"],
 ]);
+
+// Text formats, and binary ones not compressed already (wasm, ico). Images, fonts (woff2 is
+// brotli inside) and archives would gain nothing.
+const COMPRESSIBLE = /\.(css|csv|html|ico|js|json|map|md|mjs|svg|txt|wasm|webmanifest|xml)$/i;
 
 /** Whether a file, by its extension, is worth compressing. */
 export function isCompressible(name: string): boolean {
-  const dot = name.lastIndexOf(".");
-  return dot >= 0 && COMPRESSIBLE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
+  return COMPRESSIBLE.test(name);
 }
 
 /**

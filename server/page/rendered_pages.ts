@@ -4,7 +4,7 @@
  * so React's server renderer (about 16 MB of resident memory) never loads in the server.
  */
 import { PAGES_FILE } from "../constants.ts";
-import { readBuildFile } from "../build/build_file.ts";
+import { readBuildFile } from "../build/manifest.ts";
 
 /** One page's title and the HTML React rendered for it. */
 export interface RenderedPage {
