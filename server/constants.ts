@@ -6,16 +6,19 @@ export const STATIC_DIR = "static";
 /** The client build's output: content-hashed files, served `immutable`. */
 export const BUILD_DIR = `${STATIC_DIR}/build`;
 
-/** What the build produced, for the server (a dot file, so it is never served). */
+/** What the build produced, for the server (dot files, so they are never served). */
 export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
-
-/** The pages as HTML, rendered by the production build (a dot file, never served). */
 export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
 
-/** How long shutdown waits for monitoring to send what it has queued. */
+/**
+ * How long shutdown waits for requests already being handled (uploads still arriving, the
+ * tunnel's forwarding) before closing them (Sentry Relay waits as long), and then for
+ * monitoring to send what it has queued.
+ */
+export const DRAIN_TIMEOUT_MS = 10_000;
 export const FLUSH_TIMEOUT_MS = 2_000;
 
-/** Where the development-only pages and endpoints live (never routed in production). */
+/** The development-only routes (never routed in production). */
 export const DEV_PATHS = {
   /** Server-Sent Events: `hello` with the id of the process answering. */
   reload: "/_dev/reload",
@@ -27,18 +30,9 @@ export const DEV_PATHS = {
 
 /**
  * The DSN both SDKs use when monitoring goes to the dev inbox. `.invalid` can never resolve,
- * so nothing ever leaves the machine: the tunnel hands these envelopes to the inbox directly.
+ * so nothing leaves the machine: the tunnel hands these envelopes to the inbox directly.
  */
 export const DEV_INBOX_DSN = "http://dev@inbox.invalid/0";
 
-/**
- * How long shutdown waits for requests already being handled (uploads still arriving, the
- * tunnel's forwarding) before closing them; Sentry Relay waits as long.
- */
-export const DRAIN_TIMEOUT_MS = 10_000;
-
-/**
- * The launcher (start.ts) passes this to main.ts: stdin is a pipe from the launcher, and its end
- * means the launcher is gone, so the server shuts down as on SIGTERM.
- */
+/** Tells the server its stdin is a pipe from the launcher, whose end means "stop". */
 export const STDIN_LIFELINE_FLAG = "--until-stdin-closes";

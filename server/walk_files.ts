@@ -1,7 +1,4 @@
-/**
- * The one directory walk: the static-file index, the build's input hash and dev mode's cleanup
- * of stale outputs all list files the same way.
- */
+/** The one directory walk: the static-file index, the build's input hash, dev mode's cleanup. */
 
 /**
  * Every regular file under `root`, as paths relative to it (`build/main-X.js`), depth first.
@@ -11,17 +8,14 @@
  * @example
  * await listFiles("static"); // ["favicon.svg", "build/main-X.js", ...]
  */
-export async function listFiles(root: string): Promise<string[]> {
+export async function listFiles(root: string, prefix = ""): Promise<string[]> {
   const found: string[] = [];
-  const visit = async (prefix: string) => {
-    for await (const entry of Deno.readDir(prefix ? `${root}/${prefix}` : root)) {
-      const path = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory) await visit(path);
+  try {
+    for await (const entry of Deno.readDir(`${root}/${prefix}`)) {
+      const path = `${prefix}${entry.name}`;
+      if (entry.isDirectory) found.push(...await listFiles(root, `${path}/`));
       else if (entry.isFile) found.push(path);
     }
-  };
-  try {
-    await visit("");
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
