@@ -22,7 +22,6 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
     bundle: true,
     format: "esm",
     splitting: true,
-    platform: "browser",
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
     jsx: "automatic",
     minify: production,
@@ -31,14 +30,12 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
     chunkNames: "chunks/[name]-[hash]",
     assetNames: "assets/[name]-[hash]",
     metafile: true,
-    write: true,
     legalComments: "linked",
     define: {
       "process.env.NODE_ENV": JSON.stringify(mode),
       // Sentry's tree-shaking flag: no debug logging in production bundles.
       __SENTRY_DEBUG__: String(!production),
     },
-    logLevel: "warning",
   };
 }
 

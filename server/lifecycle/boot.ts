@@ -5,23 +5,14 @@
  */
 import { createApp } from "../http/app.ts";
 import type { Handler } from "../http/handler.ts";
-import { type Config, loadConfig, readEnv, StartupError } from "./config.ts";
+import { loadConfig, readEnv, StartupError } from "./config.ts";
 import { readManifest } from "../build/manifest.ts";
 import type { startMonitoring } from "../monitoring/sentry.ts";
-import { type Monitoring, MONITORING_OFF } from "../monitoring/monitoring.ts";
+import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
 import { STATIC_DIR } from "../constants.ts";
-
-/** A ready-to-serve app and what its entry needs to listen and shut down. */
-export interface ServerApp {
-  readonly config: Config;
-  /** The release reported to monitoring and on /healthz. */
-  readonly release: string;
-  readonly monitoring: Monitoring;
-  readonly handler: Handler;
-}
 
 /**
  * What development adds (server/dev/boot.ts): the inbox in place of Sentry, the `/_dev/` routes
@@ -44,16 +35,17 @@ export interface DevTools {
 const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
 
 /**
- * Build the app from the environment. Throws a {@link StartupError} (a `ConfigError` for a
- * variable) for what the operator must fix.
+ * Build the app from the environment: its handler, and what its entry needs to listen and shut
+ * down. Throws a {@link StartupError} (a `ConfigError` for a variable) for what the operator
+ * must fix.
  *
  * @example
  * const app = await createServerApp();
  * Deno.serve({ port: app.config.port }, app.handler);
  */
-export async function createServerApp(env = readEnv()): Promise<ServerApp> {
+export async function createServerApp(env = readEnv()) {
   const config = loadConfig(env);
-  const missing = missingPermission(runtimePermissions(config, STATIC_DIR));
+  const missing = missingPermission(runtimePermissions(config));
   if (missing) throw new StartupError(missing);
   const dev: DevTools | undefined = config.devMode || config.devInbox
     ? (await import(DEV_TOOLS_MODULE)).startDevTools(config)

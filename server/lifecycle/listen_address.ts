@@ -6,46 +6,35 @@ import { DEV_PATHS } from "../constants.ts";
 import { type Config, StartupError } from "./config.ts";
 
 /** The address the server tried to listen on. */
-export interface ListenAddress {
-  readonly hostname: string;
-  readonly port: number;
-}
+type ListenAddress = Pick<Deno.NetAddr, "hostname" | "port">;
 
 /**
- * The one-line reason for a listen failure a user can cause, or `undefined` for any other.
+ * A {@link StartupError} naming the variable to change, for a listen failure a user can cause;
+ * any other error unchanged.
  *
  * @example
- * describeListenError(new Deno.errors.AddrInUse("..."), { hostname: "0.0.0.0", port: 8000 });
- * // "PORT: 8000 is already in use on 0.0.0.0 (another process listens on it); ..."
+ * explainListenError(new Deno.errors.AddrInUse("..."), { hostname: "0.0.0.0", port: 8000 });
+ * // StartupError: "PORT: 8000 is already in use on 0.0.0.0 (another process listens on it); ..."
  */
-export function describeListenError(error: unknown, address: ListenAddress): string | undefined {
-  const { hostname, port } = address;
+export function explainListenError(error: unknown, { hostname, port }: ListenAddress): unknown {
+  let reason: string | undefined;
   if (error instanceof Deno.errors.AddrInUse) {
-    return `PORT: ${port} is already in use on ${hostname} (another process listens on it); ` +
+    reason = `PORT: ${port} is already in use on ${hostname} (another process listens on it); ` +
       `stop that process or set PORT to a free port`;
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return `HOST: ${hostname} is not an address of this machine; expected one of its own ` +
+  } else if (error instanceof Deno.errors.AddrNotAvailable) {
+    reason = `HOST: ${hostname} is not an address of this machine; expected one of its own ` +
       `addresses, 0.0.0.0 (all IPv4) or :: (all IPv6)`;
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return `PORT: the system does not allow this process to listen on port ${port} (ports ` +
+  } else if (error instanceof Deno.errors.PermissionDenied) {
+    reason = `PORT: the system does not allow this process to listen on port ${port} (ports ` +
       `below 1024 need root or CAP_NET_BIND_SERVICE); set PORT to 1024 or above`;
-  }
-  if (error instanceof Deno.errors.NotCapable) {
-    return `missing permission --allow-net=${formatHost(hostname)}:${port} ` +
+  } else if (error instanceof Deno.errors.NotCapable) {
+    reason = `missing permission --allow-net=${formatHost(hostname)}:${port} ` +
       `(needed to listen for requests)`;
-  }
-  // Deno has no error class for a failed name lookup; its message is stable since 1.x.
-  if (error instanceof Error && /failed to lookup address/i.test(error.message)) {
-    return `HOST: cannot resolve ${JSON.stringify(hostname)}; expected an IP address of this ` +
+  } else if (error instanceof Error && /failed to lookup address/i.test(error.message)) {
+    // Deno has no error class for a failed name lookup; its message is stable since 1.x.
+    reason = `HOST: cannot resolve ${JSON.stringify(hostname)}; expected an IP address of this ` +
       `machine or a name that resolves to one`;
   }
-}
-
-/** A {@link StartupError} for a listen failure a user can cause; any other error unchanged. */
-export function explainListenError(error: unknown, address: ListenAddress): unknown {
-  const reason = describeListenError(error, address);
   return reason === undefined ? error : new StartupError(reason);
 }
 

@@ -5,6 +5,7 @@
  * fail with a stack trace); boot.ts checks the rest once the configuration is known.
  */
 import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { STATIC_DIR } from "../constants.ts";
 import { netHosts } from "./serve_args.ts";
 
 /** One permission the server needs: its descriptor, the flag that grants it, and why. */
@@ -21,10 +22,10 @@ function need(name: "env" | "read" | "net", value: string, why: string): Need {
 }
 
 /** What serving needs for this configuration: the static folder, listening, the ingests. */
-export function runtimePermissions(config: Config, staticDir: string): Need[] {
+export function runtimePermissions(config: Config): Need[] {
   const [listen, ...ingests] = netHosts(config);
   return [
-    need("read", staticDir, "to serve static files and read the build manifest"),
+    need("read", STATIC_DIR, "to serve static files and read the build manifest"),
     need("net", listen, "to listen for requests"),
     ...ingests.map((host) => need("net", host, "to send monitoring data to Sentry")),
   ];

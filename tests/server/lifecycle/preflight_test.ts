@@ -4,7 +4,7 @@ import { missingPermission, runtimePermissions } from "../../../server/lifecycle
 
 Deno.test("missingPermission: one line naming the flag for the first need not granted", () => {
   // The test runs with --allow-net=127.0.0.1 (deno task test), so any other host is missing.
-  const needs = runtimePermissions(loadConfig({ HOST: "192.0.2.1", PORT: "80" }), "static");
+  const needs = runtimePermissions(loadConfig({ HOST: "192.0.2.1", PORT: "80" }));
   const line = missingPermission(needs);
   if (Deno.permissions.querySync({ name: "net", host: "192.0.2.1:80" }).state === "granted") {
     assert.equal(line, undefined);
