@@ -1,12 +1,9 @@
 /**
- * Entry point for `deno serve --parallel` (`deno task start:parallel`, through the launcher,
- * which passes HOST and PORT as `--host`/`--port`): Deno listens and runs one copy of this
- * module per CPU core (or `DENO_JOBS`), each with its own app (server/lifecycle/boot.ts).
- *
- * On SIGINT/SIGTERM each worker keeps listening until its running requests are done (uploads
- * still arriving are read to the end), then stops and flushes monitoring; the process exits 0
- * once every worker has. Deno's own signal handling would stop at once and cut those uploads:
- * deno_workarounds.ts holds it back until then.
+ * Entry point for `deno serve --parallel` (`deno task start:parallel`): Deno listens and runs
+ * one copy of this module per CPU core (or `DENO_JOBS`), each with its own app. On a stop signal
+ * each worker finishes its requests (uploads still arriving are read to the end; Deno would cut
+ * them, so deno_workarounds.ts holds its shutdown back), flushes, and the process exits 0 once
+ * every worker has.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";

@@ -2,8 +2,7 @@
  * The Deno command line that starts the server with least privilege: listen on its address,
  * reach the Sentry hosts (and an outbound proxy), read `static/` and its own variables, plus
  * what deno.json grants the app's code (`permissions.app`). No write, no run, no `--allow-all`.
- * The launcher and the dev runner both build their server's flags here, so a grant missing in
- * production is missing in development first.
+ * The launcher and the dev runner share it: a grant missing in production is missing in dev.
  */
 import {
   type Config,
@@ -35,9 +34,8 @@ export function netHosts(config: Config, proxies: readonly string[] = []): strin
 }
 
 /**
- * `host:port` of each outbound proxy `env` sets (Deno's variables; without a scheme a proxy is
- * http, as Deno reads it). Deno 2.9's fetch checks --allow-net against the ingest only; this is
- * for one that checks the connection it opens as well.
+ * `host:port` of each outbound proxy `env` sets (without a scheme a proxy is http, as Deno reads
+ * it). Deno 2.9's fetch checks only the ingest; this is for one that checks the proxy too.
  *
  * @example
  * proxyHosts({ HTTPS_PROXY: "http://proxy.internal:3128" }); // ["proxy.internal:3128"]

@@ -1,14 +1,9 @@
 /**
  * `deno task start`'s launcher: validate the configuration and deno.json's `permissions.app`,
- * then run the server in a child process with exactly the permissions they call for
- * (serve_args.ts), which a static task line cannot know: they depend on PORT, HOST, the DSNs and
- * an outbound proxy. `--parallel` runs `deno serve --parallel serve.ts` instead of main.ts.
- * This process needs `--allow-run`, which already lets it start anything, so it reads the
- * environment unscoped; the server holds only what it needs.
- *
- * It forwards SIGINT/SIGTERM to the server, and sends SIGTERM itself when the command that
- * started it goes away without a word (parent_gone.ts). If this process is killed outright, the
- * server sees its stdin close and shuts down the same way.
+ * then run main.ts (with `--parallel`: `deno serve --parallel serve.ts`) in a child process with
+ * exactly the permissions they call for (serve_args.ts), which depend on PORT, HOST, the DSNs and
+ * a proxy. It forwards SIGINT/SIGTERM, and sends SIGTERM itself when the command that started it
+ * goes away (parent_gone.ts); killed outright, the server sees its stdin close.
  */
 import { DEV_VARIABLES, exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
