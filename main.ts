@@ -12,7 +12,7 @@ import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
 import { explainListenError, startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
-import { lastResortResponse } from "./server/http/last_resort.ts";
+import { lastResortResponse } from "./server/http/error_pages.ts";
 
 const { config, release, monitoring, handler } = await createServerApp()
   .catch(exitOnStartupError);

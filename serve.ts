@@ -12,7 +12,7 @@ import { flushLogs } from "./server/http/request_log.ts";
 import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
-import { withLastResort } from "./server/http/last_resort.ts";
+import { withLastResort } from "./server/http/error_pages.ts";
 import { startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, joinWorkers, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 

@@ -4,7 +4,7 @@
  * shows each problem: a test there fails once a Deno release fixes one, and that part can go.
  * Nothing else in the server reaches into Deno's private state or replaces a `Deno.*` function.
  */
-import type { Handler } from "./http/handler.ts";
+import type { Handler } from "./http/request_context.ts";
 
 // ---------------------------------------------------------------------------------------------
 // 1. `server.shutdown()` makes request bodies still arriving unreadable (BadResource), so an

@@ -3,7 +3,7 @@
  * the request's id, and the per-client limit answers 429 over a real socket.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../server/http/app.ts";
+import { createApp } from "../server/app.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { readManifest } from "../server/build/manifest.ts";
 import { readRenderedPages } from "../server/page/rendered_pages.ts";

@@ -4,7 +4,7 @@
  * request log, tracing, error reporting); what this module adds is their context (request id,
  * client address, a bounded JSON body reader) and their JSON error answers.
  */
-import type { ContextHandler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/request_context.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
 export const API_PREFIX = "/api/";

@@ -5,7 +5,7 @@
  */
 import { DEV_PATHS } from "../constants.ts";
 import { apiError, isApiPath } from "../api/router.ts";
-import { escapeHtml } from "../page/html.ts";
+import { escapeHtml } from "../http/html.ts";
 
 /** What went wrong, as the error page shows it. */
 export interface Failure {

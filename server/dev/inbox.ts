@@ -12,7 +12,7 @@ import {
   parseEnvelope,
 } from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
-import { escapeHtml } from "../page/html.ts";
+import { escapeHtml } from "../http/html.ts";
 
 /** How many entries the inbox keeps; older ones are dropped. */
 export const INBOX_LIMIT = 200;

@@ -1,8 +1,15 @@
 /**
  * Small error pages and plain responses for the cases a user can cause (400, 404, 405, 414,
  * 431) and the one they cannot (500). None of them ever includes internal detail such as a stack trace.
+ *
+ * The answer of last resort is here too, for `Deno.serve`'s `onError`: whatever escapes the
+ * app's own handler (a bug in the handler chain, a wrapper such as the dev server) is logged,
+ * within the failure log's limit, and answered with the generic 500 page instead of Deno's bare
+ * one. It is not reported to Sentry: it may be a client's doing.
  */
-import { escapeHtml } from "../page/html.ts";
+import { escapeHtml } from "./html.ts";
+import { defaultFailureLog } from "./failure_log.ts";
+import type { Handler } from "./request_context.ts";
 
 const HTML = "text/html; charset=utf-8";
 
@@ -52,4 +59,30 @@ export function plainError(status: number, reason: string): Response {
       "content-length": String(bytes.length),
     },
   });
+}
+
+/**
+ * Log `error` and return the generic 500 page.
+ *
+ * @example
+ * Deno.serve({ onError: lastResortResponse }, handler);
+ */
+export function lastResortResponse(error: unknown): Response {
+  defaultFailureLog().failed("request failed outside the app's handler:", error);
+  return internalError();
+}
+
+/**
+ * `handler`, answering with {@link lastResortResponse} when it throws or rejects. For
+ * `deno serve`, whose default export has no `onError` (Deno 2.9.6 ignores one if given).
+ */
+export function withLastResort(handler: Handler): Handler {
+  return (req, info) => {
+    try {
+      const res = handler(req, info);
+      return res instanceof Promise ? res.catch(lastResortResponse) : res;
+    } catch (error) {
+      return lastResortResponse(error);
+    }
+  };
 }

@@ -14,7 +14,16 @@
  * is; any other answer (API routes, the tunnel) gets the common headers added afterwards.
  */
 import { addSecurityHeaders, HSTS_VALUE, SECURITY_HEADERS } from "./security_headers.ts";
-import { contentLength } from "./content_length.ts";
+
+/** A request handler, as `Deno.serve` calls it. */
+export type Handler = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
+
+/** A handler inside the app, which also gets the request's context. */
+export type ContextHandler = (
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+  ctx: RequestContext,
+) => Response | Promise<Response>;
 
 /** A body the app's own handlers answer with. */
 export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
@@ -68,7 +77,9 @@ export class RequestContext {
     res = addSecurityHeaders(res, this.#hsts);
     res.headers.set("x-request-id", this.requestId);
     this.#built = res;
-    this.#bytes = contentLength(res.headers);
+    // The size for the log, where the handler declared it.
+    const length = Number(res.headers.get("content-length") ?? NaN);
+    this.#bytes = Number.isSafeInteger(length) ? length : null;
     return res;
   }
 

@@ -3,8 +3,8 @@
  * --parallel`, one app per worker): read the configuration, check permissions, load the build,
  * start monitoring and build the app's handler.
  */
-import { createApp } from "../http/app.ts";
-import type { Handler } from "../http/handler.ts";
+import { createApp } from "../app.ts";
+import type { Handler } from "../http/request_context.ts";
 import { loadConfig, readEnv, StartupError } from "./config.ts";
 import { readManifest } from "../build/manifest.ts";
 import type { startMonitoring } from "../monitoring/sentry.ts";

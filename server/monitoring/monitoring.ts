@@ -4,7 +4,7 @@
  * (several MB of resident memory for its code), and so the request path can name the type
  * without loading it either.
  */
-import type { ContextHandler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/request_context.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */
 export interface Monitoring {

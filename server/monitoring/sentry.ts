@@ -10,7 +10,7 @@
  * The tunnel, static files, 404s and /healthz are never wrapped, so never traced.
  */
 import * as Sentry from "@sentry/deno";
-import type { ContextHandler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/request_context.ts";
 import type { Config } from "../lifecycle/config.ts";
 import {
   errorKey,
@@ -20,7 +20,7 @@ import {
 } from "../error_throttle.ts";
 import { reportable } from "./reportable.ts";
 import { DEFAULT_TRACE_BUDGET, TokenBucket, withinBudget } from "./trace_budget.ts";
-import { escapeHtml } from "../page/html.ts";
+import { escapeHtml } from "../http/html.ts";
 import { splitTransport } from "./transport.ts";
 import type { Monitoring } from "./monitoring.ts";
 

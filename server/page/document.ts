@@ -4,7 +4,7 @@
  * (nonce, trace meta tags) into one new buffer, with no string building or re-encoding.
  */
 import type { Manifest } from "../build/manifest.ts";
-import { escapeHtml, serializeJson } from "./html.ts";
+import { escapeHtml, serializeJson } from "../http/html.ts";
 
 /** What differs from one request to the next. */
 export interface RequestParts {

@@ -5,9 +5,12 @@
  * trace tags in. Every other path shares one not-found template, so no path a client makes up
  * is ever rendered or cached.
  */
-import type { AppDeps } from "../http/app_deps.ts";
+import type { Manifest } from "../build/manifest.ts";
+import type { Config } from "../lifecycle/config.ts";
+import type { Monitoring } from "../monitoring/monitoring.ts";
+import type { RenderedPages } from "./rendered_pages.ts";
 import type { RenderedPage } from "./rendered_pages.ts";
-import type { ContextHandler } from "../http/handler.ts";
+import type { ContextHandler } from "../http/request_context.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
 import { createDocumentRenderer, type RequestParts } from "./document.ts";
@@ -22,7 +25,13 @@ export interface PageHandlers {
 
 /** Render every page once and build the handlers that serve them. */
 export function createPageHandlers(
-  deps: Pick<AppDeps, "manifest" | "config" | "release" | "monitoring" | "pages">,
+  deps: {
+    readonly manifest: Manifest;
+    readonly config: Config;
+    readonly release: string;
+    readonly monitoring: Monitoring;
+    readonly pages: RenderedPages;
+  },
 ): PageHandlers {
   const { config, monitoring } = deps;
   const publicConfig = Object.keys(config.publicVariables).length > 0

@@ -10,8 +10,8 @@
  * what the app holds from what V8 and the allocator keep.
  */
 import process from "node:process";
-import { createApp } from "../../server/http/app.ts";
-import type { Handler } from "../../server/http/handler.ts";
+import { createApp } from "../../server/app.ts";
+import type { Handler } from "../../server/http/request_context.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
 import { readManifest } from "../../server/build/manifest.ts";
 import { readRenderedPages } from "../../server/page/rendered_pages.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import * as Sentry from "@sentry/deno";
 import type { Event } from "@sentry/core";
-import { createApp } from "../../../server/http/app.ts";
+import { createApp } from "../../../server/app.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
 import { readRenderedPages } from "../../../server/page/rendered_pages.ts";

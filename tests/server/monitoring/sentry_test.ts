@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
-import { createApp } from "../../../server/http/app.ts";
+import { createApp } from "../../../server/app.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
 import { readRenderedPages } from "../../../server/page/rendered_pages.ts";
@@ -100,7 +100,7 @@ Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest
     assert.equal(events[0].request?.url, new URL("/debug/error", server.url).href);
     // Frames are relative to the app's root, so the issue groups alike on every host.
     const files = (exception?.stacktrace?.frames ?? []).map((f) => f.filename ?? "");
-    assert.ok(files.includes("app:///server/http/app.ts"), JSON.stringify(files));
+    assert.ok(files.includes("app:///server/app.ts"), JSON.stringify(files));
     const root = new URL("../../../", import.meta.url).pathname;
     const frames = JSON.stringify(exception?.stacktrace);
     assert.ok(!frames.includes(root), frames);

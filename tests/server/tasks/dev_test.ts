@@ -99,13 +99,13 @@ Deno.test("deno task dev: a server that cannot start shows its error; one page's
     });
   });
 
-  await t.step("a syntax error in server/http/app.ts", async () => {
-    const source = await project.read("server/http/app.ts");
+  await t.step("a syntax error in server/app.ts", async () => {
+    const source = await project.read("server/app.ts");
     const line = source.split("\n").length + 1;
     await serverErrorAndRecovery(
       project,
       dev,
-      "server/http/app.ts",
+      "server/app.ts",
       `${source}\nexport const = 1;\n`,
       {
         line,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { escapeHtml, serializeJson } from "../../../server/page/html.ts";
+import { escapeHtml, serializeJson } from "../../../server/http/html.ts";
 
 Deno.test("serializeJson: cannot close the script element or open a comment", () => {
   const text = serializeJson({ s: "</script><!-- \u2028 & >" });

@@ -3,10 +3,10 @@
  * 127.0.0.1 port 0, sent hostile request lines that `fetch` cannot produce.
  */
 import assert from "node:assert/strict";
-import { readManifest } from "../../../server/build/manifest.ts";
-import { startFakeIngest } from "../../support/fake_ingest.ts";
-import { type RawRequest, rawRequest, type RawResponse } from "../../support/raw_http.ts";
-import { startServer } from "../../support/server.ts";
+import { readManifest } from "../../server/build/manifest.ts";
+import { startFakeIngest } from "../support/fake_ingest.ts";
+import { type RawRequest, rawRequest, type RawResponse } from "../support/raw_http.ts";
+import { startServer } from "../support/server.ts";
 
 const manifest = await readManifest();
 // Monitoring on, pointed at a fake ingest: the last test checks that nothing here was reported.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lastResortResponse, withLastResort } from "../../../server/http/last_resort.ts";
+import { lastResortResponse, withLastResort } from "../../../server/http/error_pages.ts";
 
 const info = {} as Deno.ServeHandlerInfo;
 

@@ -1,0 +1,162 @@
+/**
+ * The app, wired together: the server's own routes (/healthz, the tunnel, /debug/error), the
+ * API's and the pages', then static files and the not-found answers, all behind the request
+ * path of server/http/serve_routes.ts. Every handler is a plain function built from its
+ * dependencies, so tests can call the whole app without a network.
+ */
+import {
+  apiInternalError,
+  apiMethodNotAllowed,
+  apiNotFound,
+  apiRouteEntries,
+  type ApiRoutes,
+  isApiPath,
+} from "./api/router.ts";
+import { apiRoutes as appApiRoutes } from "./api/routes.ts";
+import type { Manifest } from "./build/manifest.ts";
+import type { Config } from "./lifecycle/config.ts";
+import type { Monitoring } from "./monitoring/monitoring.ts";
+import { createPageHandlers } from "./page/handler.ts";
+import type { RenderedPages } from "./page/rendered_pages.ts";
+import { createTunnelHandler } from "./tunnel/handler.ts";
+import { internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
+import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
+import type { ContextHandler, Handler } from "./http/request_context.ts";
+import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
+import { onDenoDeploy } from "./http/security_headers.ts";
+import { caught, type Report, type Route, route, serveRoutes } from "./http/serve_routes.ts";
+import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
+
+/** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly manifest: Manifest;
+  readonly staticIndex: StaticIndex;
+  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
+  readonly pages: RenderedPages;
+  /** The release reported to monitoring and on /healthz. */
+  readonly release: string;
+  readonly monitoring: Monitoring;
+  /** Upstream fetch for the tunnel (the dev inbox's); the platform's by default. */
+  readonly fetch?: typeof fetch;
+  /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
+  readonly failureLog?: FailureLog;
+  /** Where request log lines go (one per request); stdout by default. */
+  readonly logLine?: (line: string) => void;
+  /** Every request arrives over TLS; by default, only on Deno Deploy. */
+  readonly httpsListener?: boolean;
+  /** The API routes; by default the app's own, from `server/api/routes.ts`. */
+  readonly apiRoutes?: ApiRoutes;
+}
+
+/**
+ * Build the app's handler.
+ *
+ * @example
+ * Deno.serve(createApp({ config, manifest, staticIndex, pages, release, monitoring }));
+ */
+export function createApp(deps: AppDeps): Handler {
+  const { config, monitoring } = deps;
+  const failureLog = deps.failureLog ?? defaultFailureLog();
+  const logLine = deps.logLine ?? stdoutLog(config.logFormat);
+  // A handler's fault is logged and reported, each within its own limit per distinct error.
+  // Neither may throw out of here: the answer is the route's own 500 either way.
+  const report: Report = (error, req) => {
+    try {
+      failureLog.failed("request failed:", error);
+    } finally {
+      try {
+        monitoring.captureError(error, req);
+      } catch (fault) {
+        failureLog.failed("monitoring could not report it:", fault);
+      }
+    }
+  };
+  // Only the app's own handlers are traced: assets would be noise, the tunnel's requests must
+  // never be traced (they would feed themselves), and health checks would fill Sentry. Errors
+  // are caught inside the span, so their events join its trace.
+  const traced = (handler: ContextHandler, onError = internalError) =>
+    monitoring.instrumentHandler(caught(handler, report, onError));
+
+  const routes = new Map<string, Route>();
+  const add = (path: string, entry: Route) => {
+    if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
+    routes.set(path, entry);
+  };
+  const health = caught(healthHandler(deps.release), report);
+  add("/healthz", route({ GET: health, HEAD: health }));
+  if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
+  const tunnel = createTunnelHandler({
+    allowedDsns: config.tunnelAllowedDsns,
+    maxBodyBytes: config.tunnelMaxBodyBytes,
+    timeoutMs: config.tunnelTimeoutMs,
+    trustProxy: config.trustProxy,
+    rateLimit: config.tunnelRateLimit,
+    fetch: deps.fetch,
+    // Refusals go to the request log, under the id of the request refused.
+    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
+  });
+  add(config.tunnelPath, route({ POST: tunnel }));
+  const apiOptions = { trustProxy: config.trustProxy, maxBodyBytes: config.apiMaxBodyBytes };
+  for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
+    const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
+    add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
+  }
+  const pages = createPageHandlers(deps);
+  for (const [path, handler] of pages.pages) {
+    if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
+    const page = traced(handler);
+    add(path, route({ GET: page, HEAD: page }));
+  }
+  // Not traced, like static files: span names would carry any path a client makes up.
+  const notFoundPage = caught(pages.notFound, report);
+  // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
+  const fallback: ContextHandler = (req, info, ctx) => {
+    const api = isApiPath(ctx.path);
+    if (req.method === "GET" || req.method === "HEAD") {
+      return serveStatic(deps.staticIndex, req, ctx.path, ctx) ??
+        (api ? apiNotFound() : notFoundPage(req, info, ctx));
+    }
+    if (hasStaticFile(deps.staticIndex, ctx.path)) return methodNotAllowed(["GET", "HEAD"]);
+    return api ? apiNotFound() : notFound();
+  };
+  return serveRoutes({
+    routes,
+    fallback,
+    report,
+    logLine,
+    logFormat: config.logFormat,
+    hsts: config.hsts,
+    trustProxy: config.trustProxy,
+    httpsListener: deps.httpsListener ?? onDenoDeploy(),
+  });
+}
+
+// Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
+function throwDebugError(): never {
+  // Sentry's dedupe integration drops an error identical to the one sent just before it (same
+  // type, message and frames, compared by file, function, line and column), so a second GET
+  // would send nothing. The message stays fixed and every other call throws the error made
+  // one line further down: dedupe sees different frames, while Sentry groups JavaScript frames
+  // by file, function and source text, not line, so all of them stay one issue.
+  const self = throwDebugError as typeof throwDebugError & { calls?: number };
+  self.calls = (self.calls ?? 0) + 1;
+  const message = "Debug error from GET /debug/error: server monitoring works";
+  const twins = [
+    new Error(message),
+    new Error(message),
+  ];
+  throw twins[self.calls % 2];
+}
+
+function healthHandler(release: string): Handler {
+  const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
+  return () =>
+    new Response(body, {
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        "content-length": String(body.length),
+      },
+    });
+}

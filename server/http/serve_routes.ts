@@ -1,0 +1,139 @@
+/**
+ * The path every request takes: its size and target checked, its route looked up by exact path
+ * and method, a handler's throw turned into that route's 500 and reported, then the security
+ * headers, the request id and one log line on the answer. Synchronous when the handler is (the
+ * pages are): Deno.serve then sends the answer without a promise in between.
+ */
+import type { ContextHandler, Handler } from "./request_context.ts";
+import { RequestContext, requestIdFor } from "./request_context.ts";
+import { internalError, methodNotAllowed, plainError } from "./error_pages.ts";
+import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
+import { formatRecord, type LogFormat } from "./request_log.ts";
+import { hstsDue, type HstsMode, isHttps } from "./security_headers.ts";
+
+/** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
+export interface Route {
+  readonly methods: ReadonlyMap<string, ContextHandler>;
+  readonly allow: readonly string[];
+  readonly refuse: (allow: readonly string[]) => Response;
+}
+
+/** A route from its handlers by method (a Map: the method is the client's string). */
+export function route(
+  methods: Readonly<Record<string, ContextHandler>>,
+  refuse: (allow: readonly string[]) => Response = methodNotAllowed,
+): Route {
+  return { methods: new Map(Object.entries(methods)), allow: Object.keys(methods), refuse };
+}
+
+/** What is done with a fault a handler threw: logged and reported. Must not throw. */
+export type Report = (error: unknown, req: Request) => void;
+
+/** What {@link serveRoutes} is built from. */
+export interface ServeOptions {
+  /** Routes by exact path (a Map: the path is the client's string). */
+  readonly routes: ReadonlyMap<string, Route>;
+  /** Any other path: static files, the not-found answers. */
+  readonly fallback: ContextHandler;
+  readonly report: Report;
+  /** Receives one formatted line per request. */
+  readonly logLine: (line: string) => void;
+  readonly logFormat: LogFormat;
+  readonly hsts: HstsMode;
+  readonly trustProxy: boolean;
+  /** Every request arrives over TLS (a TLS listener, Deno Deploy). */
+  readonly httpsListener: boolean;
+}
+
+/**
+ * The server's handler over its routes.
+ *
+ * @example
+ * Deno.serve(serveRoutes({ routes, fallback, report, logLine, ...settings }));
+ */
+export function serveRoutes(options: ServeOptions): Handler {
+  const { routes, fallback, report, logLine, logFormat, hsts } = options;
+  const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
+    res = ctx.complete(res);
+    logLine(formatRecord({
+      time: new Date().toISOString(),
+      method: req.method,
+      // The path only: a query string can carry tokens and personal data.
+      path: ctx.path,
+      status: res.status,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      bytes: ctx.bytes,
+      requestId: ctx.requestId,
+    }, logFormat));
+    return res;
+  };
+  const dispatch = (req: Request, info: Deno.ServeHandlerInfo, ctx: RequestContext) => {
+    const route = routes.get(ctx.path);
+    if (route === undefined) return settle(fallback, req, info, ctx, report);
+    const handler = route.methods.get(req.method);
+    return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
+  };
+  const proxyHint = unheededProxyHint(options.trustProxy, logLine);
+  return (req, info) => {
+    const started = performance.now();
+    proxyHint(req, info);
+    const https = hsts !== "off" && isHttps(req, options);
+    const target = parseRequestTarget(req.url, req.headers.get("host"));
+    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path);
+    const res = checkRequestLimits(req) ??
+      (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, ctx));
+    return res instanceof Promise
+      ? res.then((res) => answered(req, res, ctx, started))
+      : answered(req, res, ctx, started);
+  };
+}
+
+/** `handler`, answering `onError()` (and reporting) when it throws or rejects. */
+export function caught(
+  handler: ContextHandler,
+  report: Report,
+  onError: () => Response = internalError,
+): ContextHandler {
+  return (req, info, ctx) => settle(handler, req, info, ctx, report, onError);
+}
+
+function settle(
+  handler: ContextHandler,
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+  ctx: RequestContext,
+  report: Report,
+  onError = internalError,
+): Response | Promise<Response> {
+  const failed = (error: unknown) => {
+    report(error, req);
+    return onError();
+  };
+  try {
+    const res = handler(req, info, ctx);
+    return res instanceof Promise ? res.catch(failed) : res;
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+// Behind a proxy without TRUST_PROXY every client looks like the proxy: one rate-limit bucket
+// for the whole site, and the proxy's address in every event. Said once, with the setting.
+function unheededProxyHint(trustProxy: boolean, logLine: (line: string) => void) {
+  let said = trustProxy;
+  return (req: Request, info: Deno.ServeHandlerInfo) => {
+    if (said || !req.headers.has("x-forwarded-for")) return;
+    const address = (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
+    if (!PRIVATE_ADDRESS.test(address)) return;
+    said = true;
+    logLine(
+      `server: requests from ${address} carry X-Forwarded-For but TRUST_PROXY is off, so every ` +
+        `client shares that proxy's address (one tunnel rate-limit bucket for all); set ` +
+        `TRUST_PROXY=true if the proxy is yours`,
+    );
+  };
+}
+
+// Loopback and private ranges (RFC 1918, RFC 4193), where a reverse proxy usually sits.
+const PRIVATE_ADDRESS =
+  /^(?:127\.|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|::1$|f[cd][0-9a-f]{2}:|::ffff:(?:127|10)\.)/i;
