@@ -1,23 +1,148 @@
 /**
- * The log of failed requests, on stderr: a failure's error and stack at most `perKey` times a
- * window for each distinct error (error_throttle.ts), and once a window one line that counts
- * the rest, so a request the app fails on, sent in a loop, cannot grow the log with the attack
- * or stall the server on a slow stderr. Each entry is one entry, cut to 8 KiB, whatever a
- * message quotes. A missing permission of the app's code is one line saying what to grant.
+ * The log of failed requests on stderr, and the limit per distinct error it shares with
+ * monitoring: a failure sent in a loop is written in full a few times a window, then counted in
+ * one line, so it can neither grow the log with the attack nor stall the server on a slow stderr.
  */
-import {
-  errorKey,
-  ErrorThrottle,
-  type ErrorThrottleOptions,
-  formatSuppressed,
-} from "../error_throttle.ts";
 
-/** Limits and where the lines go; the defaults suit one server process. */
-export interface FailureLogOptions extends ErrorThrottleOptions {
-  /** Writes one entry. `console.error` by default. */
-  readonly write?: (entry: string) => void;
-  /** Milliseconds on any monotonic clock; `performance.now` by default. */
+/** Limits; the defaults suit one server process. */
+export interface ErrorLimitOptions {
+  /** Admitted per distinct error within one window. */
+  readonly perKey?: number;
+  readonly windowMs?: number;
+  /** Distinct errors tracked at once; the others share one key, so memory stays bounded. */
+  readonly maxKeys?: number;
+  /** Milliseconds on a monotonic clock; `performance.now` by default. */
   readonly now?: () => number;
+}
+
+const DEFAULT_LIMIT = { perKey: 10, windowMs: 60_000, maxKeys: 100 };
+
+/** The key that errors share once the table is full. */
+export const OVERFLOW_KEY = "(other errors)";
+
+/**
+ * At most `perKey` errors of each kind ({@link errorKey}) a window. What was held back is told
+ * once the window has passed (at the next error, or on an unref'd timer) or at {@link flush}:
+ * `tell(total, "90 of \"TypeError @ ...\", and 2 more")`.
+ */
+export class ErrorLimit {
+  readonly #options: Required<ErrorLimitOptions>;
+  readonly #tell: (total: number, named: string) => void;
+  readonly #counts = new Map<string, { admitted: number; held: number }>();
+  #windowStart: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ErrorLimitOptions, tell: (total: number, named: string) => void) {
+    this.#options = { ...DEFAULT_LIMIT, now: () => performance.now(), ...options };
+    this.#tell = tell;
+    this.#windowStart = this.#options.now();
+  }
+
+  /** Whether this error may be sent now; if not, it is counted. */
+  admit(error: unknown): boolean {
+    const { perKey, windowMs, maxKeys, now } = this.#options;
+    if (now() - this.#windowStart >= windowMs) this.flush();
+    let key = errorKey(error);
+    if (!this.#counts.has(key) && this.#counts.size >= maxKeys) key = OVERFLOW_KEY;
+    const count = this.#counts.get(key) ?? { admitted: 0, held: 0 };
+    this.#counts.set(key, count);
+    if (count.admitted < perKey) {
+      count.admitted++;
+      return true;
+    }
+    count.held++;
+    if (this.#timer === undefined) {
+      const timer = setTimeout(() => this.flush(), windowMs);
+      Deno.unrefTimer(timer);
+      this.#timer = timer;
+    }
+    return false;
+  }
+
+  /** Tell what was held back, if anything, and start a new window. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const held = [...this.#counts].filter(([, c]) => c.held > 0).sort(([, a], [, b]) =>
+      b.held - a.held
+    );
+    this.#counts.clear();
+    this.#windowStart = this.#options.now();
+    if (held.length === 0) return;
+    const total = held.reduce((sum, [, c]) => sum + c.held, 0);
+    const named = held.slice(0, 3).map(([key, c]) => `${c.held} of ${JSON.stringify(key)}`);
+    if (held.length > 3) named.push(`and ${held.length - 3} more`);
+    this.#tell(total, named.join(", "));
+  }
+}
+
+// Caps on each part of a key: a message can embed request data of any length.
+const MAX_NAME = 100;
+const MAX_MESSAGE = 200;
+const MAX_FRAME = 200;
+const KEY_FRAMES = 3;
+
+/**
+ * What makes two errors "the same": the type and the top three stack frames without line and
+ * column (as Sentry groups them), or the message for an error without frames. Keyed on a message
+ * (`no user 4711`), one throw site would get a budget per value.
+ *
+ * @example
+ * errorKey(new TypeError("x is undefined")); // "TypeError @ at render (...) < at ..."
+ */
+export function errorKey(error: unknown): string {
+  try {
+    // Inside the try: `instanceof` throws for a revoked Proxy.
+    if (!(error instanceof Error)) return `thrown ${typeof error}`;
+    const name = String(error.name).slice(0, MAX_NAME);
+    const message = String(error.message);
+    const stack = typeof error.stack === "string" ? error.stack : "";
+    const frames = [];
+    let start = stack.indexOf("\n    at ", framesStart(stack, message));
+    while (start !== -1 && frames.length < KEY_FRAMES) {
+      const end = stack.indexOf("\n", start + 1);
+      const frame = stack.slice(
+        start + 5,
+        Math.min(end === -1 ? Infinity : end, start + 5 + MAX_FRAME),
+      );
+      frames.push(frame.replace(/:\d+:\d+(\)?)$/, "$1"));
+      start = end === -1 ? -1 : stack.indexOf("\n    at ", end);
+    }
+    if (frames.length > 0) return `${name} @ ${frames.join(" < ")}`;
+    return `${name}: ${message.slice(0, MAX_MESSAGE)}`;
+  } catch {
+    return "unreadable error"; // a getter that throws
+  }
+}
+
+/**
+ * Where the frames of a V8 stack begin: after the message in its first line. A message can quote
+ * a client's input, line breaks included (V8's JSON.parse error does), and must not write frames.
+ * When the message changed after the stack was read, the frames are the run of frame lines that
+ * ends the stack (a quoted line is followed by the message's own tail, unlike a frame).
+ *
+ * @example
+ * framesStart("Error: boom\n    at f (a.ts:1:1)", "boom"); // 11
+ */
+export function framesStart(stack: string, message: string): number {
+  // Looked for only where the first line can hold it, so the work stays linear.
+  const at = stack.slice(0, MAX_NAME + 2 + message.length).indexOf(message);
+  if (at !== -1) return at + message.length;
+  let start = stack.length;
+  for (;;) {
+    const lineStart = stack.lastIndexOf("\n", start - 1);
+    const line = stack.slice(lineStart, start);
+    const frameLine = line.startsWith("\n    at ") &&
+      (line.endsWith(")") || /:\d+:\d+$/.test(line));
+    if (lineStart === -1 || !frameLine) return start;
+    start = lineStart;
+  }
+}
+
+/** Limits and where the entries go. */
+export interface FailureLogOptions extends ErrorLimitOptions {
+  /** Writes one entry; `console.error` by default. */
+  readonly write?: (entry: string) => void;
 }
 
 /** The longest entry written; a stack trace with its causes is a few KiB. */
@@ -25,55 +150,34 @@ export const MAX_ENTRY_CHARS = 8 * 1024;
 
 /** Writes failures within a limit per distinct error, and counts the rest. */
 export class FailureLog {
-  readonly #throttle: ErrorThrottle;
+  readonly #limit: ErrorLimit;
   readonly #write: (entry: string) => void;
-  readonly #now: () => number;
-  readonly #windowMs: number;
-  readonly #lead: (total: number) => string;
-  #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor({ perKey = 10, windowMs = 60_000, maxKeys, write, now }: FailureLogOptions = {}) {
-    this.#now = now ?? (() => performance.now());
-    this.#windowMs = windowMs;
-    this.#throttle = new ErrorThrottle({ perKey, windowMs, maxKeys }, this.#now());
-    this.#write = write ?? ((entry) => console.error(entry));
-    this.#lead = (total) =>
-      `request failed: ${total} more failures not logged in full ` +
-      `(at most ${perKey} per error every ${Math.round(windowMs / 1000)} s)`;
+  constructor(options: FailureLogOptions = {}) {
+    const { perKey, windowMs } = { ...DEFAULT_LIMIT, ...options };
+    this.#write = options.write ?? ((entry) => console.error(entry));
+    this.#limit = new ErrorLimit(options, (total, named) =>
+      this.#writeSafely(oneEntry(
+        `request failed: ${total} more failures not logged in full (at most ${perKey} per ` +
+          `error every ${Math.round(windowMs / 1000)} s): ${named}`,
+      )));
   }
 
   /**
-   * Log one failure as `line` and the error with its stack, unless that error is over its
-   * limit. Never throws, whatever was thrown.
+   * Log `line` and the error with its stack, unless that error is over its limit. Never throws.
    *
    * @example
    * failureLog.failed("request failed:", error);
    */
   failed(line: string, error: unknown): void {
-    const now = this.#now();
-    this.#tell(this.#throttle.report(now));
-    const key = errorKey(error);
-    if (this.#throttle.admit(key, now)) {
-      this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error, key)}`);
-    } else if (this.#timer === undefined) {
-      // The count is told when the window ends, even with no failure after it. Unref'd: it
-      // never keeps the process alive, and shutdown flushes.
-      const timer = setTimeout(() => this.flush(), this.#windowMs);
-      Deno.unrefTimer(timer);
-      this.#timer = timer;
+    if (this.#limit.admit(error)) {
+      this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
     }
   }
 
-  /** Write the count of what was held back now (at shutdown), and stop the window's timer. */
+  /** Write the count of what was held back now (at shutdown). */
   flush(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#tell(this.#throttle.report(this.#now(), true));
-  }
-
-  #tell(suppressed: ReturnType<ErrorThrottle["report"]>): void {
-    const line = suppressed && formatSuppressed(suppressed, this.#lead);
-    if (line) this.#writeSafely(oneEntry(line));
+    this.#limit.flush();
   }
 
   // A log that cannot be written (stderr closed) must not turn a 500 into a crash.
@@ -88,7 +192,7 @@ export class FailureLog {
 
 /**
  * For a `NotCapable` error (app code used a permission the server was not granted), what to
- * add to deno.json, from Deno's message; `undefined` for any other error.
+ * add to deno.json; `undefined` for any other error.
  *
  * @example
  * permissionHint(new Deno.errors.NotCapable(
@@ -108,26 +212,24 @@ export function permissionHint(error: unknown): string | undefined {
   }
 }
 
-// The error as console.error would show it (its stack and cause), cut to the entry's size.
-function shown(error: unknown, key: string): string {
+// The error as console.error would show it (its stack and cause), as one entry.
+function shown(error: unknown): string {
   try {
     return oneEntry(typeof error === "string" ? error : Deno.inspect(error));
   } catch {
-    // A revoked Proxy, a getter that throws: what the key says is all there is.
-    return `(a value that cannot be shown: ${key})`;
+    return `(a value that cannot be shown: ${errorKey(error)})`; // a revoked Proxy, say
   }
 }
 
 /**
- * Text that reads as one entry: control and format characters (a terminal's escapes, a
- * carriage return, a byte-order mark, bidi overrides, line separators) written as `\xNN` or
- * `\u{N}`, and every line that does not start with a space or a tab indented, so a client's
- * input in a message can neither restyle the terminal nor pass for an entry. Cut first, so the
- * escaping stays within the entry's size.
+ * Text that reads as one entry, cut to its size: control, format and separator characters
+ * (terminal escapes, CR, BOM, bidi overrides) written as `\xNN` or `\u{N}`, and every line not
+ * led by a space or a tab indented, so a client's input can neither restyle the terminal nor
+ * pass for an entry.
  */
 function oneEntry(text: string): string {
   const kept = text.slice(0, MAX_ENTRY_CHARS);
-  const safe = kept.replace(UNSAFE, (c) => {
+  const safe = kept.replace(/(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => {
     const code = c.codePointAt(0)!;
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
   }).replace(/\n(?![ \t])/g, "\n  ");
@@ -135,13 +237,8 @@ function oneEntry(text: string): string {
   return more > 0 ? `${safe}... (${more} more characters)` : safe;
 }
 
-// Control, format and separator characters (Unicode's Cc, Cf, Zl, Zp), but the tab and the
-// line feed.
-const UNSAFE = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
 let processLog: FailureLog | undefined;
 /** The process-wide failure log, so shutdown can flush it. */
 export function defaultFailureLog(): FailureLog {
-  processLog ??= new FailureLog();
-  return processLog;
+  return processLog ??= new FailureLog();
 }

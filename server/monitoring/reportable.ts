@@ -1,22 +1,19 @@
 /**
- * What the Sentry SDK is given in place of a thrown value it could choke on. The app may throw
- * anything, and `@sentry/core` (10.x) reads what it is given while it builds the event:
+ * What the Sentry SDK is given in place of a thrown value it would choke on. `@sentry/core`
+ * (10.x) reads the value while it builds the event, and:
  *
- * - a Symbol, or an error whose `name`, `message` or `stack` getter throws, makes it throw midway,
- *   after it counted the event as in progress: every later flush then waits out its timeout;
- * - its linked-errors code walks every entry of an `errors` array (AggregateError, what
- *   `Promise.any` rejects with) and copies the list for each one: 20,000 entries kept the server
- *   busy for 6 s and made a 22 MB event;
- * - a thrown plain object is serialized whole, strings of any length included;
- * - a stack whose message holds lines of its own gets them read as frames.
+ * - throws midway on a Symbol, a revoked Proxy, a getter that throws or a stack that is not
+ *   text, after counting the event as in progress: every later flush then waits out its timeout;
+ * - copies the `errors` list of an AggregateError for each entry (20,000 entries: 2 s, 10 MB);
+ * - walks a thrown plain object whole (5 MB of strings or 100,000 keys: most of a second);
+ * - sends an error's name whole (it cuts the message, not the type);
+ * - reads lines of a message as frames, and a message can quote a client's input.
  *
- * So the value is checked here first, reading each property once inside a `try`. An ordinary
- * error comes back as it is; anything else comes back as a bounded copy that keeps what can be
+ * An ordinary error comes back as it is; anything else as a bounded copy that keeps what can be
  * read (type, message, stack, `cause` and the first `errors`, five levels deep), or as an Error
  * saying the value could not be read.
  */
-
-import { framesStart } from "../error_throttle.ts";
+import { framesStart } from "../http/failure_log.ts";
 
 /** Linked errors followed, as deep as the SDK's own limit, and entries of `errors` kept. */
 export const MAX_LINKED = 5;
@@ -24,7 +21,7 @@ export const MAX_LINKED = 5;
 export const MAX_STRING = 1024;
 /** Properties kept of a thrown plain object. */
 export const MAX_KEYS = 50;
-/** Longest error name kept: the SDK cuts the message (maxValueLength), not the type. */
+/** Longest error name kept. */
 export const MAX_NAME = 200;
 
 /**
@@ -41,16 +38,13 @@ export function reportable(thrown: unknown): unknown {
   }
 }
 
+// Each property is read once; a throw (a getter, a revoked Proxy) ends in reportable's catch.
 function checked(value: unknown, depth: number): unknown {
   if (typeof value === "symbol") return String(value);
-  // The SDK reads a function as an object (its keys, its string form), which may throw.
   if (typeof value === "function") return standIn("a thrown function");
   if (typeof value !== "object" || value === null) return value;
-  // Throws for a revoked Proxy: the caller's catch stands in for it.
   if (!(value instanceof Error)) return plainCopy(value);
-  const name = value.name;
-  const message = value.message;
-  const stack = value.stack;
+  const { name, message, stack } = value;
   if (typeof name !== "string" || typeof message !== "string") {
     return standIn("a thrown error whose name or message is not text");
   }
@@ -62,7 +56,6 @@ function checked(value: unknown, depth: number): unknown {
   const keptErrors = listed && deeper
     ? errors.slice(0, MAX_LINKED).map((entry) => checked(entry, depth + 1))
     : [];
-  // The SDK splits a stack that is there: anything but a string is dropped.
   const keptStack = typeof stack === "string" ? withoutMessageLines(stack, message) : undefined;
   const keptName = name.slice(0, MAX_NAME);
   const unchanged = keptCause === cause && keptStack === stack && keptName === name &&
@@ -78,21 +71,16 @@ function checked(value: unknown, depth: number): unknown {
   return copy;
 }
 
-// An error that says what was thrown, with no frames: made here, it would carry this module's.
+// An error without frames: made here, it would carry this module's.
 function standIn(message: string): Error {
-  const error = new Error(message);
-  error.stack = `Error: ${message}`;
-  return error;
+  return Object.assign(new Error(message), { stack: `Error: ${message}` });
 }
 
-// A plain object as the SDK would serialize it, bounded: its first keys, strings cut, nested
-// objects named only.
+// A plain object's first keys, strings cut, nested objects named only.
 function plainCopy(value: object): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  let count = 0;
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    if (count++ >= MAX_KEYS) break;
+  const keys = Object.keys(value);
+  for (const key of keys.slice(0, MAX_KEYS)) {
     const entry = (value as Record<string, unknown>)[key];
     const kept = typeof entry === "string"
       ? entry.slice(0, MAX_STRING)
@@ -112,15 +100,10 @@ function plainCopy(value: object): Record<string, unknown> {
   return copy;
 }
 
-/**
- * The stack with the message's line breaks made spaces in its first line. The SDK reads every
- * line of `stack` that looks like a frame as one, message lines included, and a message can
- * quote a client's input (V8's JSON.parse error does): the event would carry frames the client
- * wrote, and Sentry would group by them. The message itself is sent unchanged.
- */
+// The stack with the line breaks of its message made spaces, so the SDK does not read lines a
+// client wrote as frames (and Sentry group by them). The message itself is sent unchanged.
 function withoutMessageLines(stack: string, message: string): string {
   const start = framesStart(stack, message);
   const head = stack.slice(0, start);
-  if (!head.includes("\n")) return stack;
-  return head.replaceAll(/\r?\n/g, " ") + stack.slice(start);
+  return head.includes("\n") ? head.replaceAll(/\r?\n/g, " ") + stack.slice(start) : stack;
 }

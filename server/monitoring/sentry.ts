@@ -1,33 +1,28 @@
 /**
- * The server's Sentry reporting and tracing, on `@sentry/deno`: started once when `SENTRY_DSN`
- * is set (monitoring.ts is the no-op when it is not).
+ * The server's Sentry reporting and tracing on `@sentry/deno`, started when `SENTRY_DSN` is set
+ * (monitoring.ts is the no-op otherwise).
  *
  * Each request to an app handler (pages, API routes, the debug route) runs in its own isolation
- * scope, continues the client's trace, and has its transaction as the active span while the
- * handler runs: app code's `Sentry.setTag`, `setUser` and `startSpan` stay with that request.
- * Sampling is the SDK's (one `sample_rand` per trace, the incoming dynamic sampling context
- * frozen); a client's "sampled" flag is honoured only within a small budget (trace_budget.ts).
- * The tunnel, static files, 404s and /healthz are never wrapped, so never traced.
+ * scope, continues the client's trace and has its span active while the handler runs, so app
+ * code's `Sentry.setTag`, `setUser` and `startSpan` stay with that request. A client's "sampled"
+ * flag is honoured only within a small budget. The tunnel, static files, 404s and /healthz are
+ * never traced.
  */
 import * as Sentry from "@sentry/deno";
+import {
+  type BaseTransportOptions,
+  type Envelope,
+  extractTraceparentData,
+  type Transport,
+} from "@sentry/core";
 import type { ContextHandler } from "../http/request_context.ts";
 import type { Config } from "../lifecycle/config.ts";
-import {
-  errorKey,
-  ErrorThrottle,
-  type ErrorThrottleOptions,
-  formatSuppressed,
-} from "../error_throttle.ts";
-import { reportable } from "./reportable.ts";
-import { DEFAULT_TRACE_BUDGET, TokenBucket, withinBudget } from "./trace_budget.ts";
+import { ErrorLimit } from "../http/failure_log.ts";
 import { escapeHtml } from "../http/html.ts";
-import { splitTransport } from "./transport.ts";
+import { reportable } from "./reportable.ts";
 import type { Monitoring } from "./monitoring.ts";
 
 export type { Monitoring };
-
-/** How often what the SDK dropped is reported to Sentry, as @sentry/node does. */
-const CLIENT_REPORT_INTERVAL_MS = 60_000;
 
 /** Longest string value (an exception's message, for one) an event carries. */
 export const MAX_VALUE_LENGTH = 8 * 1024;
@@ -36,20 +31,12 @@ export const MAX_VALUE_LENGTH = 8 * 1024;
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
   readonly transport?: Sentry.DenoOptions["transport"];
-  /** How many incoming "sampled" traces are honoured beyond the server's own sample rate. */
+  /** How many incoming "sampled" traces are honoured per second, beyond the server's rate. */
   readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
-  /** How many error events each distinct error may send. */
-  readonly errorLimit?: ErrorThrottleOptions;
-  /** Milliseconds on a monotonic clock, for the budget and the error limit. */
-  readonly now?: () => number;
-  /** Where the line about suppressed error events goes; `console.warn` by default. */
-  readonly log?: (line: string) => void;
-  /** The app's root folder (a `file:` URL ending in `/`), which stack frames are made relative to. */
-  readonly appRoot?: string;
   /**
-   * The app's own SDK options (server/sentry_options.ts): `beforeSend`, `beforeSendTransaction`,
-   * `ignoreErrors`, `ignoreTransactions`, extra `integrations` and the like. The DSN, release,
-   * environment, transport and sampling stay the server's.
+   * The app's own SDK options (server/sentry_options.ts): `beforeSend`, `ignoreErrors`, extra
+   * `integrations` and the like. The DSN, release, environment, transport and sampling stay the
+   * server's.
    */
   readonly sentryOptions?: Partial<Sentry.DenoOptions>;
 }
@@ -66,30 +53,25 @@ export function startMonitoring(
   release: string,
   options: MonitoringOptions = {},
 ): Monitoring {
-  const now = options.now ?? (() => performance.now());
-  const budget = new TokenBucket(options.traceBudget ?? DEFAULT_TRACE_BUDGET, now());
-  const takeToken = () => budget.take(now());
+  const takeToken = tokenBucket(options.traceBudget ?? { perSecond: 10, burst: 10 });
   const app = options.sentryOptions ?? {};
-  const root = new URL(options.appRoot ?? new URL("../../", import.meta.url).href).pathname;
   const client = Sentry.init({
     ...app,
     dsn: config.sentryDsn,
     environment: config.sentryEnvironment,
     release,
     // Without a tracesSampler, so that a parent's decision keeps the head's sample rate in the
-    // sampling context (a sampler's answer would replace it); the budget acts on the header.
+    // sampling context; the budget acts on the header instead.
     tracesSampleRate: config.tracesSampleRate,
     transport: options.transport ?? splitTransport,
-    // No cookies, Authorization or client address unless the app opts in (sentry_options.ts).
+    // No cookies, Authorization or client address unless the app opts in.
     sendDefaultPii: app.sendDefaultPii ?? false,
-    // A message can carry a client's input of any length (`new URL(input)` quotes it whole);
-    // unset, the SDK sends it all (a 5 MB message made a 5 MB event).
+    // A message can quote a client's input whole (`new URL(input)` does); unset, a 5 MB message
+    // made a 5 MB event.
     maxValueLength: MAX_VALUE_LENGTH,
-    // Count what the SDK drops, to send in client reports (see sendClientReport).
     sendClientReports: app.sendClientReports ?? true,
-    // The SDK's defaults, less what this server never runs: the `Deno.serve` wrapper (requests
-    // are wrapped below, cheaper and without re-chunking every answer), database and framework
-    // instrumentations, and context lines (frames are rewritten to app:///, see below).
+    // The SDK's defaults, less the `Deno.serve` wrapper (requests are wrapped below, without
+    // re-chunking every answer), database and framework instrumentations, and context lines.
     defaultIntegrations: false,
     integrations: [
       Sentry.eventFiltersIntegration(),
@@ -100,44 +82,36 @@ export function startMonitoring(
       Sentry.breadcrumbsIntegration(),
       Sentry.denoContextIntegration(),
       Sentry.globalHandlersIntegration(),
-      // Turns on the SDK's AsyncLocalStorage scopes (without it every request would share one
-      // scope) and traces `node:http` clients that npm packages use.
+      // The SDK's AsyncLocalStorage scopes (one per request), and `node:http` client spans.
       Sentry.denoHttpIntegration(),
       // Frames relative to the app's root, so an issue groups alike on every host.
-      Sentry.rewriteFramesIntegration({ root, prefix: "app:///" }),
+      Sentry.rewriteFramesIntegration({ root: APP_ROOT, prefix: "app:///" }),
       ...(Array.isArray(app.integrations) ? app.integrations : []),
     ],
   });
 
-  // What the SDK dropped (a full send buffer, a rate limit, a filter) is counted by its client
-  // but sent only when a client report is flushed, which @sentry/deno's client never does
-  // (Node's does every minute and at exit). Here: at every flush, and with the first envelope
-  // a minute after the last report (no timer of its own to keep the process busy).
-  const flushOutcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
-  let reportedAt = now();
+  // What the SDK dropped (a full buffer, a rate limit, a filter) is counted by its client but
+  // sent only by `_flushOutcomes`, which @sentry/deno never calls (Node's does every minute).
+  // Here: at every flush, and with the first envelope a minute after the last report.
+  const outcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
+  let reportedAt = performance.now();
   const sendClientReport = () => {
-    reportedAt = now();
-    flushOutcomes?._flushOutcomes?.();
+    reportedAt = performance.now();
+    outcomes?._flushOutcomes?.();
   };
   client?.on("flush", sendClientReport);
   client?.on("beforeEnvelope", () => {
-    if (now() - reportedAt >= CLIENT_REPORT_INTERVAL_MS) sendClientReport();
+    if (performance.now() - reportedAt >= 60_000) sendClientReport();
   });
 
-  const throttle = new ErrorThrottle(options.errorLimit, now());
-  const log = options.log ?? ((line: string) => console.warn(line));
-  const logSuppressed = (force: boolean) => {
-    const suppressed = throttle.report(now(), force);
-    const line = suppressed &&
-      formatSuppressed(
-        suppressed,
-        (n) => `monitoring: ${n} error events suppressed by the rate limit`,
-      );
-    if (line) log(line);
-  };
+  const limit = new ErrorLimit(
+    {},
+    (total, named) =>
+      console.warn(`monitoring: ${total} error events suppressed by the rate limit: ${named}`),
+  );
 
-  // Each request in its own isolation scope, continuing the client's trace (withIsolationScope
-  // starts a fresh one when there is none to continue), with its span active while it runs.
+  // Each request in its own isolation scope, continuing the client's trace, with its span
+  // active while it runs.
   const instrumentHandler = (handler: ContextHandler): ContextHandler => (req, info, ctx) =>
     Sentry.withIsolationScope((scope) => {
       const url = withoutQuery(req.url);
@@ -172,19 +146,15 @@ export function startMonitoring(
     });
 
   const captureError = (error: unknown, req?: Request) => {
-    logSuppressed(false);
-    if (!throttle.admit(errorKey(error), now())) return;
+    if (!limit.admit(error)) return;
     Sentry.withScope((scope) => {
-      // Inside a wrapped handler the isolation scope names the request already; elsewhere (a
-      // static file, a 404 page) the request is set here.
+      // Outside a wrapped handler (a static file, a 404 page) the request is named here.
       if (req !== undefined && Sentry.getActiveSpan() === undefined) {
         scope.setSDKProcessingMetadata({
           normalizedRequest: requestData(req, withoutQuery(req.url)),
         });
       }
-      // Unhandled: the app only caught it to answer with a generic 500 page. The SDK gets a
-      // value it can read whole (reportable.ts): a Symbol, a getter that throws or an
-      // AggregateError of thousands must not stall it or the server.
+      // Unhandled: the app caught it only to answer with its 500 page.
       Sentry.captureException(reportable(error), {
         mechanism: { type: "auto.http.deno", handled: false },
       });
@@ -194,25 +164,20 @@ export function startMonitoring(
   return {
     instrumentHandler,
     captureError,
-    traceMetaTags: () => {
-      const data = Sentry.getTraceData();
-      const trace = data["sentry-trace"];
-      if (trace === undefined) return "";
-      // The SDK percent-encodes baggage; escaped all the same, as anything written into HTML.
-      const baggage = data.baggage === undefined
-        ? ""
-        : `<meta name="baggage" content="${escapeHtml(data.baggage)}">`;
-      return `<meta name="sentry-trace" content="${escapeHtml(trace)}">${baggage}`;
-    },
+    traceMetaTags: () =>
+      Object.entries(Sentry.getTraceData()).filter(([, value]) => value !== undefined)
+        .map(([name, value]) => `<meta name="${name}" content="${escapeHtml(value)}">`).join(""),
     flush: (timeoutMs) => {
-      logSuppressed(true);
+      limit.flush();
       return Sentry.flush(timeoutMs);
     },
   };
 }
 
-// What the event's `request` shows: method, URL without the query (tokens and personal data
-// stay on the server, as in the request log), and only headers that carry no credentials.
+const APP_ROOT = new URL("../../", import.meta.url).pathname;
+
+// What an event's `request` shows: the method, the URL without its query (tokens and personal
+// data stay on the server) and only headers that carry no credentials.
 function requestData(req: Request, url: string) {
   const headers: Record<string, string> = {};
   for (const name of ["host", "user-agent"]) {
@@ -222,8 +187,90 @@ function requestData(req: Request, url: string) {
   return { method: req.method, url, headers };
 }
 
-// Without the query or a fragment, which only a hand-made request sends.
 function withoutQuery(url: string): string {
   const end = url.search(/[?#]/);
   return end === -1 ? url : url.slice(0, end);
+}
+
+/**
+ * A token bucket on `performance.now`: true while a token is left, refilled at `perSecond` up
+ * to `burst` (where it starts).
+ */
+export function tokenBucket(
+  { perSecond, burst }: { perSecond: number; burst: number },
+  now = () => performance.now(),
+): () => boolean {
+  let tokens = burst;
+  let updatedAt = now();
+  return () => {
+    const at = now();
+    // A clock that steps back must not mint tokens.
+    tokens = Math.min(burst, tokens + Math.max(0, at - updatedAt) * perSecond / 1000);
+    updatedAt = Math.max(updatedAt, at);
+    if (tokens < 1) return false;
+    tokens--;
+    return true;
+  };
+}
+
+/**
+ * The incoming `sentry-trace` header as the SDK is to see it: a "sampled" flag (the parent's
+ * decision, which the SDK follows) is kept only while the budget has a token; past it, the flag
+ * is dropped and the server's own rate decides. A malformed header is passed on unchanged (the
+ * SDK treats it as absent).
+ *
+ * @example
+ * withinBudget("4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1", () => false);
+ * // "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+ */
+export function withinBudget(
+  sentryTrace: string | undefined,
+  takeToken: () => boolean,
+): string | undefined {
+  const parent = extractTraceparentData(sentryTrace);
+  if (parent?.parentSampled !== true || parent.traceId === undefined || takeToken()) {
+    return sentryTrace;
+  }
+  return parent.parentSpanId === undefined
+    ? parent.traceId
+    : `${parent.traceId}-${parent.parentSpanId}`;
+}
+
+// Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.
+const platformFetch = globalThis.fetch;
+
+/**
+ * The SDK's transport, but with transactions and everything else (errors, client reports) in
+ * separate send buffers: under load at a high sample rate, transactions filled the SDK's single
+ * buffer of 64 and an error thrown meanwhile was dropped. Each buffer still counts what it drops
+ * in the client reports.
+ */
+function splitTransport(options: BaseTransportOptions): Transport {
+  const makeRequest = async ({ body }: { body: string | Uint8Array }) => {
+    const res = await Sentry.suppressTracing(() =>
+      platformFetch(options.url, {
+        method: "POST",
+        body: body as BodyInit,
+        referrerPolicy: "strict-origin",
+        headers: options.headers,
+      })
+    );
+    await res.body?.cancel(); // only the status and headers are read
+    return {
+      statusCode: res.status,
+      headers: {
+        "x-sentry-rate-limits": res.headers.get("x-sentry-rate-limits"),
+        "retry-after": res.headers.get("retry-after"),
+      },
+    };
+  };
+  const transactions = Sentry.createTransport(options, makeRequest);
+  const others = Sentry.createTransport(options, makeRequest);
+  const bufferFor = (envelope: Envelope) =>
+    envelope[1].some(([header]) => header.type === "transaction") ? transactions : others;
+  return {
+    send: (envelope) => bufferFor(envelope).send(envelope),
+    flush: async (timeout) =>
+      (await Promise.all([transactions.flush(timeout), others.flush(timeout)])).every(Boolean),
+  };
 }

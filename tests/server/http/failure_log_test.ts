@@ -1,7 +1,178 @@
 import assert from "node:assert/strict";
-import { FailureLog, MAX_ENTRY_CHARS, permissionHint } from "../../../server/http/failure_log.ts";
+import {
+  errorKey,
+  ErrorLimit,
+  FailureLog,
+  framesStart,
+  MAX_ENTRY_CHARS,
+  OVERFLOW_KEY,
+  permissionHint,
+} from "../../../server/http/failure_log.ts";
 
 const MINUTE = 60_000;
+
+/** An error limit on a clock the test moves, and what it told. */
+function limitOnClock(options: { perKey?: number; maxKeys?: number } = {}) {
+  let nowMs = 0;
+  const told: { total: number; named: string }[] = [];
+  const limit = new ErrorLimit(
+    { ...options, now: () => nowMs },
+    (total, named) => told.push({ total, named }),
+  );
+  // Admits `error` at each of `times`, and says how many were admitted.
+  const admitted = (error: unknown, times: number[]) =>
+    times.filter((t) => (nowMs = t, limit.admit(error))).length;
+  return { limit, told, admitted };
+}
+
+// An error without frames: its key is its message.
+const bare = (message: string) => Object.assign(new Error(message), { stack: undefined });
+
+Deno.test("ErrorLimit: at most 10 per minute per error; the rest told once a window", () => {
+  const { limit, told, admitted } = limitOnClock();
+  const a = bare("A");
+  // One error every 100 ms for five minutes: 3000 errors.
+  for (let minute = 0; minute < 5; minute++) {
+    const times = Array.from({ length: 600 }, (_, i) => minute * MINUTE + i * 100);
+    assert.equal(admitted(a, times), 10, `minute ${minute}`);
+  }
+  limit.flush();
+  assert.deepEqual(told.map((t) => t.total), [590, 590, 590, 590, 590]);
+  assert.equal(told[0].named, '590 of "Error: A"');
+});
+
+Deno.test("ErrorLimit: errors are limited separately", () => {
+  const { limit, admitted } = limitOnClock();
+  const times = Array.from({ length: 100 }, () => 0);
+  assert.equal(admitted(bare("A"), times), 10);
+  assert.equal(admitted(bare("B"), times), 10);
+  assert.equal(admitted(bare("A"), [MINUTE - 1]), 0);
+  assert.equal(admitted(bare("A"), [MINUTE]), 1);
+  limit.flush();
+});
+
+Deno.test("ErrorLimit: tells once a window has passed, or at once on flush, and only once", () => {
+  const { limit, told, admitted } = limitOnClock({ perKey: 1 });
+  assert.equal(admitted(bare("A"), [0, 1, 2]), 1);
+  assert.equal(admitted(bare("B"), [MINUTE - 1]), 1);
+  assert.deepEqual(told, [], "not before a window has passed");
+  assert.equal(admitted(bare("B"), [MINUTE]), 1, "a new window");
+  assert.deepEqual(told, [{ total: 2, named: '2 of "Error: A"' }]);
+  limit.flush();
+  assert.equal(told.length, 1, "nothing held back since");
+  assert.equal(admitted(bare("C"), [MINUTE + 1, MINUTE + 2]), 1);
+  limit.flush();
+  assert.deepEqual(told.at(-1), { total: 1, named: '1 of "Error: C"' });
+});
+
+Deno.test("ErrorLimit: a storm of distinct errors keeps the table and the events bounded", () => {
+  const { limit, told, admitted } = limitOnClock({ maxKeys: 50 });
+  let sent = 0;
+  for (let i = 0; i < 100_000; i++) sent += admitted(bare(`id ${i}`), [i / 1000]);
+  assert.equal(sent, 50 + 10, "one each for the 50 tracked errors, then 10 for all the others");
+  limit.flush();
+  assert.deepEqual(told, [{
+    total: 100_000 - 60,
+    named: `${100_000 - 60} of ${JSON.stringify(OVERFLOW_KEY)}`,
+  }]);
+});
+
+Deno.test("ErrorLimit: one line, the worst first, at most three named", () => {
+  const { limit, told, admitted } = limitOnClock({ perKey: 0 });
+  for (const [message, count] of [["A", 1], ["B", 90], ["C", 5], ["D", 2]] as const) {
+    admitted(bare(message), Array(count).fill(0));
+  }
+  limit.flush();
+  assert.deepEqual(told, [{
+    total: 98,
+    named: '90 of "Error: B", 5 of "Error: C", 2 of "Error: D", and 1 more',
+  }]);
+});
+
+Deno.test("errorKey: type and top frames, not the message; the message only without frames", () => {
+  const a = new TypeError("x is undefined");
+  const key = errorKey(a);
+  assert.match(key, /^TypeError @ at .*failure_log_test\.ts\)?( < at .*)?/);
+  assert.ok(!key.includes("\n"));
+  assert.ok(!key.includes("x is undefined"));
+  const throwAt = (message: string) => new Error(message);
+  assert.equal(errorKey(throwAt("same")), errorKey(throwAt("same")), "same place, same key");
+  // Request data in the message: still one error, one budget.
+  assert.equal(errorKey(throwAt("no user 1")), errorKey(throwAt("no user 2")));
+  assert.notEqual(errorKey(new Error("same")), errorKey(throwAt("same")), "other function");
+  const twoLines = (second: boolean) => second ? new Error("same") : new Error("same");
+  assert.equal(errorKey(twoLines(false)), errorKey(twoLines(true)), "one function, one key");
+  // A shared helper called from two places: two errors.
+  const helper = () => new Error("bad input");
+  const callerA = () => helper();
+  const callerB = () => helper();
+  assert.notEqual(errorKey(callerA()), errorKey(callerB()));
+  const huge = new Error("m".repeat(1_000_000));
+  huge.stack = `Error: ${"m".repeat(1_000_000)}\n    at ${"f".repeat(1_000_000)} (x.ts:1:1)`;
+  assert.ok(errorKey(huge).length < 1_000);
+  // Without frames the message tells errors apart, cut to a bounded length.
+  assert.notEqual(errorKey(bare("a")), errorKey(bare("b")));
+  assert.ok(errorKey(bare("m".repeat(1_000_000))).length < 600);
+  assert.equal(errorKey("a string"), "thrown string");
+  assert.equal(errorKey(undefined), "thrown undefined");
+  const hostile = new Error("x");
+  Object.defineProperty(hostile, "name", {
+    get() {
+      throw new Error("no name for you");
+    },
+  });
+  assert.equal(errorKey(hostile), "unreadable error");
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  assert.equal(errorKey(revoked.proxy), "unreadable error");
+});
+
+Deno.test("errorKey: frames written into a message do not make a key", () => {
+  // V8's JSON.parse error quotes the text it was given, line breaks included.
+  const parseError = (text: string) => {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      return error;
+    }
+  };
+  const planted = (n: number) => parseError(`[1,\n    at p${n} (`);
+  assert.match(String((planted(1) as Error).message), /\n {4}at p1/);
+  assert.equal(errorKey(planted(1)), errorKey(planted(2)));
+  assert.doesNotMatch(errorKey(planted(1)), /at p1/);
+  assert.match(errorKey(planted(1)), /^SyntaxError @ at /);
+  // The stack read (logged, say) before the message was changed: the stack's first line no
+  // longer holds the message, and the frames are the run of frame lines that ends the stack.
+  const rewrapped = (n: number) => {
+    const error = planted(n) as Error;
+    void error.stack;
+    error.message = `invalid body: ${error.message}`;
+    return error;
+  };
+  assert.equal(errorKey(rewrapped(1)), errorKey(rewrapped(2)));
+  assert.doesNotMatch(errorKey(rewrapped(1)), /at p1/);
+  assert.match(errorKey(rewrapped(1)), /^SyntaxError @ at JSON\.parse/);
+});
+
+Deno.test("framesStart: after the message, else where the stack's closing run of frames begins", () => {
+  const stack = "Error: boom\n    at f (a.ts:1:1)\n    at a.ts:2:2";
+  assert.equal(framesStart(stack, "boom"), "Error: boom".length);
+  assert.equal(framesStart(stack, "changed since"), "Error: boom".length);
+  // A line that starts like a frame but does not end like one stops the run.
+  const odd = 'E: "x\n    at p (" is not valid JSON\n    at g (b.ts:3:4)';
+  assert.equal(odd.slice(framesStart(odd, "other")), "\n    at g (b.ts:3:4)");
+  assert.equal(framesStart("no frames at all", "x"), "no frames at all".length);
+  assert.equal(framesStart("\n    at only (c.ts:1:1)", "x"), 0);
+});
+
+Deno.test("errorKey: an empty message keeps the error's own frames first, whatever follows them", () => {
+  // A library appended its cause to the stack: the error's own frames still come first.
+  const stack =
+    "Wrapped\n    at own (a.ts:1:1)\n    at caller (b.ts:2:2)\nCaused by: Error: low\n" +
+    "    at low (c.ts:3:3)";
+  const error = Object.assign(new Error(), { name: "Wrapped", stack });
+  assert.match(errorKey(error), /^Wrapped @ at own \(a\.ts\) < at caller/);
+});
 
 /** A failure log on a clock the test moves, and the entries it wrote. */
 function logOnClock(options: { perKey?: number } = {}) {
