@@ -1,13 +1,10 @@
 /**
- * The request log: one line per request, and one per envelope the tunnel refused, as JSON (the
- * default, for log pipelines) or text (`LOG_FORMAT=text`, for people), written to stdout without
- * ever making the server wait for it.
- *
- * Strings a client shapes are escaped in both formats: C0 controls, so no value can start a line
- * of its own, and C1 controls, bidi controls and U+FEFF, so none can reorder or hide what a
- * terminal or log viewer shows. `JSON.stringify` escapes only the first kind.
+ * The request log: one line per request, and one per envelope the tunnel refused, as JSON (for
+ * log pipelines) or text (`LOG_FORMAT=text`, for people), written to stdout without ever making
+ * the server wait for it. Strings a client shapes are escaped in both formats: C0 and C1
+ * controls, bidi controls and U+FEFF, so none can start a line or reorder or hide what a log
+ * viewer shows (`JSON.stringify` escapes only C0).
  */
-import { settlesWithin } from "../settles_within.ts";
 
 /** Log line format. */
 export type LogFormat = "json" | "text";
@@ -52,30 +49,26 @@ export function formatTunnelRecord(
   return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
 }
 
-// What JSON.stringify leaves raw: C1 controls, bidi controls and the byte order mark.
-const UNSEEN = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069\ufeff]/g;
-
-const unicodeEscape = (c: string) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
-
+// JSON.stringify, with what it leaves raw escaped too: C1 controls, bidi controls and U+FEFF.
 function json(value: unknown): string {
-  return JSON.stringify(value).replace(UNSEEN, unicodeEscape);
+  return JSON.stringify(value).replace(
+    /[\u0080-\u009f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),
+  );
 }
 
 // The text format escapes a string as it reads between a JSON string's quotes.
-function text(value: string): string {
-  return json(value).slice(1, -1);
-}
+const text = (value: string) => json(value).slice(1, -1);
 
 const DROP_REASON = "stdout did not keep up, or failed";
 const encoder = new TextEncoder();
 
 /**
- * A log writer: lines gather for `delayMs` (50 ms) and go out in one write, one write at a time;
- * a write to stdout costs about 10 µs of CPU, too much to pay per request. A stalled output (a
- * full pipe, a stuck log shipper) never stops the server: past `maxWaiting` (1 MiB, counted in
- * UTF-16 code units; one line alone may pass it), lines are dropped and counted, and the next
- * write starts with a line saying how many. `flush` writes at once and resolves to the count of
- * lines still unwritten.
+ * A log writer: lines gather for `delayMs` and go out in one write, one write at a time (a write
+ * to stdout costs about 10 µs of CPU, too much per request). A stalled output never stops the
+ * server: past `maxWaiting` (UTF-16 code units; one line alone may pass it) lines are dropped
+ * and counted, and the next write starts with a line saying how many. `flush` writes at once and
+ * resolves to the count of lines still unwritten.
  *
  * @example
  * const log = createLogWriter(Deno.stdout, "json");
@@ -89,44 +82,42 @@ export function createLogWriter(
 ): { write(line: string): void; flush(timeoutMs: number): Promise<number> } {
   let queue: string[] = [];
   let waiting = 0; // size of the lines queued or being written
-  let writingLines = 0;
+  let inWrite = 0; // lines in the write under way
   let dropped = 0; // lost, and not said yet
   let torn = false; // a failed write left half a line
-  // A drain runs; cleared in the turn it finds the queue empty, so no line waits for an ended one.
-  let writing = false;
-  let drained = Promise.resolve();
+  // Cleared in the turn the drain finds the queue empty, so no line waits for an ended one.
+  let draining: Promise<void> | undefined;
   let hurry = false; // a flush waits: no more gathering
   let wake = () => {};
 
-  const gather = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, delayMs);
-      wake = () => (clearTimeout(timer), resolve());
-    });
-
   async function drain() {
-    writing = true;
     while (queue.length > 0) {
-      if (!hurry && waiting <= maxWaiting / 2) await gather();
+      if (!hurry && waiting <= maxWaiting / 2) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          wake = () => (clearTimeout(timer), resolve());
+        });
+      }
       const lines = queue;
       const size = lines.reduce((sum, line) => sum + line.length + 1, 0);
-      const said = dropped;
-      [queue, writingLines, dropped] = [[], lines.length + said, 0];
-      if (said > 0) lines.unshift(droppedLine(said, format));
+      [queue, inWrite] = [[], lines.length + dropped];
+      if (dropped > 0) lines.unshift(droppedLine(dropped, format));
+      dropped = 0;
       const bytes = encoder.encode((torn ? "\n" : "") + lines.join("\n") + "\n");
       let written = 0;
       try {
         while (written < bytes.length) written += await out.write(bytes.subarray(written));
       } catch {
-        // Counted below, and said in the next line written.
+        // Counted below, and said in the next write.
       }
-      if (written < bytes.length) dropped += writingLines;
+      if (written < bytes.length) dropped += inWrite;
       // A write that wrote nothing leaves a line an earlier one cut short as it was.
       torn = written < bytes.length && (written > 0 || torn);
       waiting -= size;
-      writingLines = 0;
+      inWrite = 0;
     }
-    writing = hurry = false;
+    draining = undefined;
+    hurry = false;
   }
 
   return {
@@ -137,14 +128,19 @@ export function createLogWriter(
       }
       queue.push(line);
       waiting += line.length + 1;
-      if (!writing) drained = drain();
+      if (draining === undefined) draining = drain();
       else if (waiting > maxWaiting / 2) wake(); // lines come faster than the delay lets out
     },
     async flush(timeoutMs) {
-      hurry = writing;
+      hurry = draining !== undefined;
       wake();
-      await settlesWithin(drained, timeoutMs);
-      return dropped + queue.length + writingLines;
+      let timer;
+      await Promise.race([
+        draining,
+        new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
+      ]);
+      clearTimeout(timer);
+      return dropped + queue.length + inWrite;
     },
   };
 }
