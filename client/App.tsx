@@ -5,7 +5,7 @@ import { useHydrated } from "./use_hydrated.ts";
  * The application shell around one page. The server renders it for the page the request's
  * path resolves to; the browser hydrates it with the page `location.pathname` resolves to.
  */
-export function App({ page }: { readonly page: ResolvedPage }) {
+export function App({ page, data }: { readonly page: ResolvedPage; readonly data?: unknown }) {
   // Marks hydration in the DOM, for the tests and for styles that need JavaScript.
   const hydrated = useHydrated();
   const { Page } = page;
@@ -15,7 +15,7 @@ export function App({ page }: { readonly page: ResolvedPage }) {
         <span className="shell-brand">App</span>
       </header>
       <main className="shell-main">
-        <Page />
+        <Page data={data} />
       </main>
     </div>
   );

@@ -21,13 +21,22 @@ export interface ClientConfig {
 
 /** Read the page's configuration; a missing or broken element means "no settings". */
 export function readClientConfig(doc: Document = document): ClientConfig {
-  const text = doc.getElementById("app-config")?.textContent;
-  if (!text) return {};
+  const value = readJson(doc, "app-config");
+  return typeof value === "object" && value !== null ? value as ClientConfig : {};
+}
+
+/** The data the page's loader gave the server's render; `undefined` for a page without one. */
+export function readPageData(doc: Document = document): unknown {
+  return readJson(doc, "page-data");
+}
+
+// A JSON element of the page (never executed); missing or broken reads as undefined.
+function readJson(doc: Document, id: string): unknown {
+  const text = doc.getElementById(id)?.textContent;
   try {
-    const value = JSON.parse(text);
-    return typeof value === "object" && value !== null ? value : {};
+    return text ? JSON.parse(text) : undefined;
   } catch {
-    return {};
+    return undefined;
   }
 }
 

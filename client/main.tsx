@@ -4,7 +4,7 @@
  */
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
-import { readClientConfig } from "./config.ts";
+import { readClientConfig, readPageData } from "./config.ts";
 import { ErrorBoundary } from "./error_boundary.tsx";
 import { ErrorBuffer } from "./error_buffer.ts";
 import { resolvePage } from "./page_table.ts";
@@ -28,13 +28,15 @@ if (config.sentry) {
 const root = document.getElementById("root");
 if (root === null) throw new Error("#root is missing from the server-rendered page");
 
-// The same lookup the server made for this path, so hydration finds the same page.
+// The same lookup the server made for this path, and the data its loader gave the server's
+// render, so hydration finds the same page with the same data.
 const page = resolvePage(routes, location.pathname);
+const data = readPageData();
 
 hydrateRoot(
   root,
   <ErrorBoundary>
-    <App page={page} />
+    <App page={page} data={data} />
   </ErrorBoundary>,
   {
     onUncaughtError: (error, info) =>

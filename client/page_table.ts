@@ -4,22 +4,39 @@
  */
 import type { ComponentType } from "react";
 
-/** One page: an exact path, the document title, and the component rendered inside the shell. */
+/** What a page component is given: its loader's data (server/loaders.ts), if it has one. */
+export interface PageProps<Data = unknown> {
+  readonly data: Data;
+}
+
+/** One page: an exact path, what goes in the document's head, and the component in the shell. */
 export interface PageRoute {
   /** Exact pathname, as the browser sends it: starts with `/`, no query, no fragment. */
   readonly path: string;
   readonly title: string;
-  readonly Page: ComponentType;
+  /** `<meta name="description">`. */
+  readonly description?: string;
+  /** More `<meta name=... content=...>` tags, by name. */
+  readonly meta?: Readonly<Record<string, string>>;
+  // deno-lint-ignore no-explicit-any -- each page declares the data its own loader returns
+  readonly Page: ComponentType<PageProps<any>>;
 }
 
-/** What `client/routes.tsx` declares: the pages by path, and the page for every other path. */
+/** A page for no path of its own: the not-found page, the error page. */
+export type SpecialPage = Omit<PageRoute, "path">;
+
+/**
+ * What `client/routes.tsx` declares: the pages by path, the page for every other path, and the
+ * page shown (with 500) when a page's loader fails.
+ */
 export interface Routes {
   readonly pages: ReadonlyMap<string, PageRoute>;
-  readonly notFound: Omit<PageRoute, "path">;
+  readonly notFound: SpecialPage;
+  readonly error: SpecialPage;
 }
 
 /** The page or not-found route that a path resolves to. */
-export type ResolvedPage = PageRoute | Routes["notFound"];
+export type ResolvedPage = PageRoute | SpecialPage;
 
 /**
  * Check the declared pages and index them by path. Throws on a malformed or repeated path, so a
@@ -30,7 +47,8 @@ export type ResolvedPage = PageRoute | Routes["notFound"];
  */
 export function defineRoutes(declared: {
   readonly pages: readonly PageRoute[];
-  readonly notFound: Routes["notFound"];
+  readonly notFound: SpecialPage;
+  readonly error: SpecialPage;
 }): Routes {
   // A Map: the path is the client's, and a plain object would answer `/__proto__`-like keys
   // from its prototype if anyone ever indexed it with `path.slice(1)`.
@@ -44,7 +62,7 @@ export function defineRoutes(declared: {
     if (pages.has(page.path)) throw new Error(`page path ${page.path} is declared twice`);
     pages.set(page.path, page);
   }
-  return { pages, notFound: declared.notFound };
+  return { pages, notFound: declared.notFound, error: declared.error };
 }
 
 /** The page a pathname shows: a declared page, else the not-found page. */

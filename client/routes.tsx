@@ -6,11 +6,13 @@
 import { defineRoutes } from "./page_table.ts";
 import { HomePage } from "./pages/home.tsx";
 import { NotFoundPage } from "./pages/not_found.tsx";
+import { ErrorPage } from "./pages/error.tsx";
 
 /** Every page of the app, by exact path. */
 export const routes = defineRoutes({
   pages: [
-    { path: "/", title: "App", Page: HomePage },
+    { path: "/", title: "App", description: "A React app served by Deno.", Page: HomePage },
   ],
   notFound: { title: "Not found", Page: NotFoundPage },
+  error: { title: "Something went wrong", Page: ErrorPage },
 });

@@ -16,7 +16,7 @@ import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Manifest } from "./build/manifest.ts";
 import type { Config } from "./lifecycle/config.ts";
 import type { Monitoring } from "./monitoring/monitoring.ts";
-import { createPageHandlers } from "./page/handler.ts";
+import { createPageHandlers, type LivePages } from "./page/handler.ts";
 import type { RenderedPages } from "./page/rendered_pages.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
 import { internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
@@ -47,6 +47,8 @@ export interface AppDeps {
   readonly httpsListener?: boolean;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
+  /** Pages with loaders (server/loaders.ts), when there are any. */
+  readonly live?: LivePages;
 }
 
 /**
@@ -105,8 +107,18 @@ export function createApp(deps: AppDeps): Handler {
   const pages = createPageHandlers(deps);
   for (const [path, handler] of pages.pages) {
     if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
-    const page = traced(handler);
+    // A loader's failure shows the app's own error page (500), reported in the page's trace.
+    const page = traced(handler, pages.error);
     add(path, route({ GET: page, HEAD: page }));
+    // `/about/` is the same page as `/about`: one address for it, kept by a permanent redirect.
+    if (path !== "/") {
+      const redirect: ContextHandler = (req) => {
+        const query = req.url.indexOf("?");
+        const location = path + (query === -1 ? "" : req.url.slice(query));
+        return new Response(null, { status: 308, headers: { location } });
+      };
+      add(`${path}/`, route({ GET: redirect, HEAD: redirect }));
+    }
   }
   // Not traced, like static files: span names would carry any path a client makes up.
   const notFoundPage = caught(pages.notFound, report);

@@ -80,7 +80,10 @@ Deno.test({
     const home = await get("/");
     assert.equal(home.status, 200);
     assert.match(await home.text(), /It works/);
-    const missing = await get("/about/");
+    const slash = await fetch(new URL("/about/", base), { redirect: "manual" });
+    assert.equal(slash.status, 308);
+    assert.equal(slash.headers.get("location"), "/about");
+    const missing = await get("/about/us");
     assert.equal(missing.status, 404);
     assert.match(await missing.text(), /<div class="shell".*Not found/s);
 

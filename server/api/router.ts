@@ -4,7 +4,7 @@
  * request log, tracing, error reporting); what this module adds is their context (request id,
  * client address, a bounded JSON body reader) and their JSON error answers.
  */
-import type { ContextHandler } from "../http/request_context.ts";
+import { clientAddress, type ContextHandler } from "../http/request_context.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
 export const API_PREFIX = "/api/";
@@ -95,15 +95,6 @@ function withContext(handler: ApiHandler, options: ApiOptions): ContextHandler {
 function refusal(error: unknown): Response {
   if (error instanceof ApiError) return apiError(error.status, error.message);
   throw error;
-}
-
-function clientAddress(req: Request, info: Deno.ServeHandlerInfo, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
-    if (forwarded) return forwarded;
-  }
-  const addr = info.remoteAddr as Partial<Deno.NetAddr>;
-  return addr.hostname ?? "";
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -7,7 +7,7 @@ import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
-import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, STATIC_DIR } from "../constants.ts";
+import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
@@ -39,6 +39,33 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
   };
 }
 
+/**
+ * esbuild options for the server's copy of the pages: `client/routes.tsx` and the shell
+ * (`App`) in one module, which the server imports to render. A component may import CSS,
+ * which Deno cannot import: here it is left out (the browser's bundle carries it), and npm
+ * packages stay imports that Deno resolves through deno.json.
+ */
+export function serverBuildOptions(mode: "production" | "development"): esbuild.BuildOptions {
+  return {
+    stdin: {
+      contents: 'export { routes } from "./client/routes.tsx";\n' +
+        'export { App } from "./client/App.tsx";\n',
+      resolveDir: ".",
+      loader: "ts",
+      sourcefile: "server-pages.ts",
+    },
+    outfile: SERVER_BUNDLE,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    packages: "external",
+    jsx: "automatic",
+    loader: { ".css": "empty" },
+    sourcemap: "inline",
+    define: { "process.env.NODE_ENV": JSON.stringify(mode) },
+  };
+}
+
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
   const bytes = await new Blob(parts).arrayBuffer();
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
@@ -67,6 +94,7 @@ export async function build(mode: "production" | "development" = "production"): 
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
   const result = await esbuild.build(buildOptions(mode));
+  await esbuild.build(serverBuildOptions(mode));
   return await finishBuild(result.metafile!, inputHash, mode === "production");
 }
 
@@ -127,7 +155,7 @@ export async function isUpToDate(mode: string): Promise<boolean> {
   try {
     const manifest = await readManifest();
     // A production build also rendered the pages.
-    if (mode === "production") await Deno.stat(PAGES_FILE);
+    if (mode === "production") await Promise.all([PAGES_FILE, SERVER_BUNDLE].map(Deno.stat));
     return manifest.inputHash === await hashInputs(mode);
   } catch {
     return false;

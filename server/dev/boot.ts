@@ -8,7 +8,7 @@
 import type { DevTools } from "../lifecycle/boot.ts";
 import { type Config, StartupError } from "../lifecycle/config.ts";
 import type { RenderedPage, RenderedPages } from "../page/rendered_pages.ts";
-import { DEV_PATHS } from "../constants.ts";
+import { DEV_PATHS, SERVER_BUNDLE } from "../constants.ts";
 import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
 import { errorResponse, type Failure, locate } from "./error_page.ts";
 import { liveReload } from "./live_reload.ts";
@@ -51,14 +51,14 @@ export function startDevTools(config: Config): DevTools {
 
 // Not imported above: the inbox alone (DEV_INBOX without DEV_MODE) never loads React.
 async function renderPages(failed: Map<string, Failure>): Promise<RenderedPages> {
-  const [{ renderPage }, { routes }] = await Promise.all([
+  const [{ renderPage }, { routes, App }] = await Promise.all([
     import("../page/render.ts"),
-    import("../../client/routes.tsx"),
+    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
   ]);
   const pages = new Map<string, RenderedPage>();
   for (const [path, page] of routes.pages) {
     try {
-      pages.set(path, renderPage(page));
+      pages.set(path, renderPage(page, App));
     } catch (error) {
       const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
       failed.set(path, { title: `Rendering ${path} failed`, where, detail: text });
@@ -66,7 +66,11 @@ async function renderPages(failed: Map<string, Failure>): Promise<RenderedPages>
     }
   }
   // The not-found page stands for every other path: if it throws, the server cannot start.
-  return { pages, notFound: renderPage(routes.notFound) };
+  return {
+    pages,
+    notFound: renderPage(routes.notFound, App),
+    error: renderPage(routes.error, App),
+  };
 }
 
 /** Whether a listen address only accepts connections from this machine. */

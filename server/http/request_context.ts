@@ -97,3 +97,19 @@ export function requestIdFor(req: Request): string {
   const incoming = req.headers.get("x-request-id");
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
+
+/**
+ * The client's address: the socket's, or with `trustProxy` the last X-Forwarded-For entry, the
+ * one the operator's proxy added (those before it are whatever the client sent).
+ */
+export function clientAddress(
+  req: Request,
+  info: Deno.ServeHandlerInfo,
+  trustProxy: boolean,
+): string {
+  if (trustProxy) {
+    const forwarded = req.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+    if (forwarded) return forwarded;
+  }
+  return (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
+}

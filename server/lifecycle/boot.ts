@@ -4,6 +4,7 @@
  * start monitoring and build the app's handler.
  */
 import { createApp } from "../app.ts";
+import type { LivePages } from "../page/handler.ts";
 import type { Handler } from "../http/request_context.ts";
 import { loadConfig, readEnv, StartupError } from "./config.ts";
 import { readManifest } from "../build/manifest.ts";
@@ -12,7 +13,7 @@ import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
-import { STATIC_DIR } from "../constants.ts";
+import { SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
 
 /**
  * What development adds (server/dev/boot.ts): the inbox in place of Sentry, the `/_dev/` routes
@@ -69,6 +70,7 @@ export async function createServerApp(env = readEnv()) {
       transport: dev?.transport,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
+  const live = await livePages(pages);
   const app = createApp({
     config,
     manifest,
@@ -77,6 +79,32 @@ export async function createServerApp(env = readEnv()) {
     release,
     monitoring,
     fetch: upstreamFetch,
+    live,
   });
   return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
+}
+
+/**
+ * The pages with loaders (server/loaders.ts), with what renders them per request: React's
+ * server renderer and the server's bundle of the pages, loaded only when some page has one.
+ */
+async function livePages(pages: RenderedPages): Promise<LivePages | undefined> {
+  const { loaders } = await import("../loaders.ts");
+  const paths = Object.keys(loaders);
+  if (paths.length === 0) return undefined;
+  const unknown = paths.find((path) => !pages.pages.has(path));
+  if (unknown !== undefined) {
+    throw new StartupError(
+      `server/loaders.ts: ${unknown} has a loader but no page in client/routes.tsx`,
+    );
+  }
+  const [{ renderPageStream }, { routes, App }] = await Promise.all([
+    import("../page/render.ts"),
+    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
+  ]);
+  return {
+    loaders,
+    routes,
+    renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
+  };
 }

@@ -1,26 +1,64 @@
 /**
- * The app's pages: `client/routes.tsx` declares them, React renders each to HTML ahead of time
- * (render.ts), and here each becomes a document template once, when the handlers are built. A
- * request only picks its page's template by exact path (a Map lookup) and splices its nonce and
- * trace tags in. Every other path shares one not-found template, so no path a client makes up
- * is ever rendered or cached.
+ * The app's pages: `client/routes.tsx` declares them. A page without a loader is rendered ahead
+ * of time (render.ts) and each request only adds its nonce and trace tags; a page with a loader
+ * (server/loaders.ts) runs it per request and streams React's render of the page with its data.
+ * Every other path shares one not-found page, and a loader's failure shows the error page, so no
+ * path a client makes up is ever rendered.
  */
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
-import type { RenderedPages } from "./rendered_pages.ts";
-import type { RenderedPage } from "./rendered_pages.ts";
-import type { ContextHandler } from "../http/request_context.ts";
+import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
+import type { ResolvedPage, Routes } from "../../client/page_table.ts";
+import {
+  type AnswerBody,
+  clientAddress,
+  type ContextHandler,
+  type RequestContext,
+} from "../http/request_context.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
-import { createDocumentRenderer, type RequestParts } from "./document.ts";
+import { documentShell } from "./document.ts";
 
-/** The handlers for the declared pages and for the not-found page. */
+/** What a page's loader gets besides the request. */
+export interface LoaderContext {
+  /** The request's id, as in `X-Request-Id` and the request log. */
+  readonly requestId: string;
+  /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
+  readonly clientAddress: string;
+  /** Answer the app's not-found page (404) instead: `return ctx.notFound();`. */
+  notFound(): Response;
+}
+
+/**
+ * A page's server-side loader (server/loaders.ts): its data for the page (anything JSON can
+ * carry), or a Response to send instead (`Response.redirect(...)`, `ctx.notFound()`). It runs in
+ * the request's Sentry span, so `Sentry.getActiveSpan()` is this request's.
+ */
+export type PageLoader = (req: Request, ctx: LoaderContext) => unknown;
+
+/** Loaders by the page path they serve. */
+export type Loaders = Readonly<Record<string, PageLoader>>;
+
+/** What pages with loaders need: the pages' components and React's streaming renderer. */
+export interface LivePages {
+  readonly loaders: Loaders;
+  readonly routes: Routes;
+  readonly renderStream: (
+    page: ResolvedPage,
+    data: unknown,
+    nonce: string,
+  ) => Promise<ReadableStream<Uint8Array>>;
+}
+
+/** The handlers for the declared pages, the not-found page and the error page. */
 export interface PageHandlers {
   /** One `GET`/`HEAD` handler per declared page, by exact path. */
   readonly pages: ReadonlyMap<string, ContextHandler>;
   /** The app's not-found page, with status 404, for a `GET`/`HEAD` of any other path. */
   readonly notFound: ContextHandler;
+  /** The app's error page, with status 500, when a page's loader failed. */
+  readonly error: () => Response;
 }
 
 /** Render every page once and build the handlers that serve them. */
@@ -31,6 +69,8 @@ export function createPageHandlers(
     readonly release: string;
     readonly monitoring: Monitoring;
     readonly pages: RenderedPages;
+    /** Present when server/loaders.ts declares loaders. */
+    readonly live?: LivePages;
   },
 ): PageHandlers {
   const { config, monitoring } = deps;
@@ -56,28 +96,69 @@ export function createPageHandlers(
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
   const csp = cspWriter(reportUri);
 
-  const handlerFor = (page: RenderedPage, status: number, traced: boolean): ContextHandler => {
-    const render = createDocumentRenderer(deps.manifest, {
-      title: page.title,
-      appHtml: page.appHtml,
-      clientConfig,
-      devScript,
-    });
-    return (_req, _info, ctx) => {
+  const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
+    documentShell(deps.manifest, page, { clientConfig, devScript });
+  // With the request's context, the answer is built with every common header at once: adding
+  // them to a finished Response costs Deno's fast path for its headers.
+  const send = (body: AnswerBody, status: number, nonce: string, ctx?: RequestContext) => {
+    const headers = {
+      "content-type": "text/html; charset=utf-8",
+      // The page carries per-request parts (nonce, trace), so caches must revalidate.
+      "cache-control": "no-cache",
+      "content-security-policy": csp(nonce),
+    };
+    return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
+  };
+  // A page rendered ahead of time. Untraced answers (the 404) carry no trace to continue.
+  const prerendered = (page: RenderedPage, status: number, traced: boolean) => {
+    const shell = shellFor(page);
+    return (ctx?: RequestContext) => {
       const nonce = createNonce();
-      // Untraced answers (the 404) carry no trace for the browser to continue.
-      const parts: RequestParts = { nonce, headTags: traced ? monitoring.traceMetaTags() : "" };
-      const body = render(parts);
-      return ctx.send(body, status, {
-        "content-type": "text/html; charset=utf-8",
-        // The page carries per-request parts (nonce, trace), so caches must revalidate.
-        "cache-control": "no-cache",
-        "content-security-policy": csp(nonce),
+      const { start, end } = shell({ nonce, headTags: traced ? monitoring.traceMetaTags() : "" });
+      return send(encoder.encode(start + page.appHtml + end()), status, nonce, ctx);
+    };
+  };
+  const notFoundPage = prerendered(deps.pages.notFound, 404, false);
+  const notFound: ContextHandler = (_req, _info, ctx) => notFoundPage(ctx);
+  const errorPage = prerendered(deps.pages.error, 500, true);
+
+  const NOT_FOUND = new Response(null, { status: 404 });
+  const withLoader = (page: ResolvedPage, loader: PageLoader, live: LivePages): ContextHandler => {
+    const shell = shellFor(page);
+    return async (req, info, ctx) => {
+      const data = await loader(req, {
+        requestId: ctx.requestId,
+        clientAddress: clientAddress(req, info, config.trustProxy),
+        notFound: () => NOT_FOUND,
       });
+      if (data === NOT_FOUND) return notFoundPage(ctx);
+      if (data instanceof Response) return data;
+      const nonce = createNonce();
+      const { start, end } = shell({ nonce, headTags: monitoring.traceMetaTags() });
+      const app = await live.renderStream(page, data, nonce);
+      const document = app.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          start: (out) => out.enqueue(encoder.encode(start)),
+          flush: (out) => out.enqueue(encoder.encode(end(data))),
+        }),
+      );
+      return send(document, 200, nonce, ctx);
     };
   };
 
+  const prerenderedHandler =
+    (answer: (ctx: RequestContext) => Response): ContextHandler => (_req, _info, ctx) =>
+      answer(ctx);
   const pages = new Map<string, ContextHandler>();
-  for (const [path, page] of deps.pages.pages) pages.set(path, handlerFor(page, 200, true));
-  return { pages, notFound: handlerFor(deps.pages.notFound, 404, false) };
+  for (const [path, page] of deps.pages.pages) {
+    const loader = deps.live?.loaders[path];
+    const live = deps.live?.routes.pages.get(path);
+    const handler = loader && live
+      ? withLoader(live, loader, deps.live!)
+      : prerenderedHandler(prerendered(page, 200, true));
+    pages.set(path, handler);
+  }
+  return { pages, notFound, error: () => errorPage() };
 }
+
+const encoder = new TextEncoder();

@@ -1,27 +1,45 @@
 /**
- * Render every declared page, and the not-found page, with React: once per build in production
- * (`deno task build` stores them, see rendered_pages.ts), at each server start in development.
+ * Render pages with React: each page without a loader once (by the build, or at each start in
+ * development), and a page with a loader on every request, streamed, with its data.
  */
 import { createElement } from "react";
-import { renderToString } from "react-dom/server";
-import { App } from "../../client/App.tsx";
+import { renderToReadableStream, renderToString } from "react-dom/server";
+import type { App } from "../../client/App.tsx";
 import type { ResolvedPage, Routes } from "../../client/page_table.ts";
+
+/** The shell component, from the server's bundle of the pages (constants.ts SERVER_BUNDLE). */
+export type Shell = typeof App;
 import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 
 /**
  * The HTML of each page of `routes`.
  *
  * @example
- * import { routes } from "../../client/routes.tsx";
- * const rendered = renderPages(routes);
+ * const { routes, App } = await import(SERVER_BUNDLE_URL);
+ * const rendered = renderPages(routes, App);
  */
-export function renderPages(routes: Routes): RenderedPages {
+export function renderPages(routes: Routes, shell: Shell): RenderedPages {
   const pages = new Map<string, RenderedPage>();
-  for (const [path, page] of routes.pages) pages.set(path, renderPage(page));
-  return { pages, notFound: renderPage(routes.notFound) };
+  for (const [path, page] of routes.pages) pages.set(path, renderPage(page, shell));
+  return {
+    pages,
+    notFound: renderPage(routes.notFound, shell),
+    error: renderPage(routes.error, shell),
+  };
 }
 
 /** The HTML of one page (dev mode renders each on its own, so one that throws spares the rest). */
-export function renderPage(page: ResolvedPage): RenderedPage {
-  return { title: page.title, appHtml: renderToString(createElement(App, { page })) };
+export function renderPage(page: ResolvedPage, shell: Shell): RenderedPage {
+  const { title, description, meta } = page;
+  return { title, description, meta, appHtml: renderToString(createElement(shell, { page })) };
+}
+
+/** One request's render of a page with its loader's data, as a stream of HTML. */
+export function renderPageStream(
+  shell: Shell,
+  page: ResolvedPage,
+  data: unknown,
+  nonce: string,
+): Promise<ReadableStream<Uint8Array>> {
+  return renderToReadableStream(createElement(shell, { page, data }), { nonce });
 }

@@ -6,22 +6,25 @@
 import { PAGES_FILE } from "../constants.ts";
 import { readBuildFile } from "../build/manifest.ts";
 
-/** One page's title and the HTML React rendered for it. */
+/** One page's head (title, description, meta tags) and the HTML React rendered for it. */
 export interface RenderedPage {
   readonly title: string;
+  readonly description?: string;
+  readonly meta?: Readonly<Record<string, string>>;
   /** `renderToString(<App page={...} />)`, placed in `<div id="root">`. */
   readonly appHtml: string;
 }
 
-/** Every declared page by exact path, and the page for every other path. */
+/** Every declared page by exact path, the page for every other path, and the error page. */
 export interface RenderedPages {
   readonly pages: ReadonlyMap<string, RenderedPage>;
   readonly notFound: RenderedPage;
+  readonly error: RenderedPage;
 }
 
 /** Store the pages in the build, as JSON. */
 export async function writeRenderedPages(rendered: RenderedPages, file = PAGES_FILE) {
-  const json = JSON.stringify({ pages: [...rendered.pages], notFound: rendered.notFound });
+  const json = JSON.stringify({ ...rendered, pages: [...rendered.pages] });
   await Deno.writeTextFile(file, json + "\n");
 }
 
@@ -40,10 +43,14 @@ export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPage
     typeof (value as RenderedPage).appHtml === "string";
   const entries: unknown = parsed?.pages;
   if (
-    !Array.isArray(entries) || !isPage(parsed.notFound) ||
+    !Array.isArray(entries) || !isPage(parsed.notFound) || !isPage(parsed.error) ||
     !entries.every((e) => Array.isArray(e) && typeof e[0] === "string" && isPage(e[1]))
   ) {
     throw new Error(`${file} is not a page file this build writes: run \`deno task build\``);
   }
-  return { pages: new Map(entries as [string, RenderedPage][]), notFound: parsed.notFound };
+  return {
+    pages: new Map(entries as [string, RenderedPage][]),
+    notFound: parsed.notFound,
+    error: parsed.error,
+  };
 }

@@ -6,6 +6,7 @@
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
 import { writeRenderedPages } from "../page/rendered_pages.ts";
+import { SERVER_BUNDLE } from "../constants.ts";
 
 const started = performance.now();
 try {
@@ -15,11 +16,11 @@ try {
     const manifest = await build("production");
     // React picks its production build by NODE_ENV when it loads: set first, imported after.
     Deno.env.set("NODE_ENV", "production");
-    const [{ renderPages }, { routes }] = await Promise.all([
+    const [{ renderPages }, { routes, App }] = await Promise.all([
       import("../page/render.ts"),
-      import("../../client/routes.tsx"),
+      import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
     ]);
-    await writeRenderedPages(renderPages(routes));
+    await writeRenderedPages(renderPages(routes, App));
     const ms = Math.round(performance.now() - started);
     console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
   }

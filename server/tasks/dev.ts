@@ -8,7 +8,12 @@
  * loaded before any edit, so no broken project file can break it.
  */
 import * as esbuild from "esbuild";
-import { buildOptions, finishBuild, hashInputs } from "../build/client_build.ts";
+import {
+  buildOptions,
+  finishBuild,
+  hashInputs,
+  serverBuildOptions,
+} from "../build/client_build.ts";
 import { BUILD_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
@@ -50,6 +55,7 @@ const { address, args } = await (async () => {
 
 await Deno.mkdir(BUILD_DIR, { recursive: true });
 const context = await esbuild.context(buildOptions("development"));
+const serverContext = await esbuild.context(serverBuildOptions("development"));
 // What answers on the port: the server, or the error page in its place.
 let current: { stop(): Promise<void> } | undefined;
 // One step at a time, in order: a save's restart, a crash's error page.
@@ -68,6 +74,7 @@ async function restart(): Promise<void> {
   await stopCurrent();
   try {
     const result = await context.rebuild();
+    await serverContext.rebuild();
     await finishBuild(result.metafile!, await hashInputs("development"), false);
     await removeStaleOutputs(result.metafile!);
   } catch (error) {
@@ -162,7 +169,7 @@ schedule();
 onStopRequest(async () => {
   watcher.close();
   await stopCurrent();
-  await context.dispose();
+  await Promise.all([context.dispose(), serverContext.dispose()]);
   Deno.exit(0);
 });
 let timer: ReturnType<typeof setTimeout> | undefined;

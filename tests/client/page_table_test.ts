@@ -25,15 +25,15 @@ Deno.test("the shell ships one page, /", () => {
 });
 
 Deno.test("defineRoutes: a malformed or repeated path throws", () => {
-  const notFound = fixtureRoutes.notFound;
+  const { notFound, error } = fixtureRoutes;
   for (const path of ["", "about", "/a?b", "/a#b", "/a b"]) {
     assert.throws(
-      () => defineRoutes({ pages: [{ path, title: "x", Page: HomePage }], notFound }),
+      () => defineRoutes({ pages: [{ path, title: "x", Page: HomePage }], notFound, error }),
       /must start with \//,
     );
   }
   const page = { path: "/x", title: "x", Page: HomePage };
-  assert.throws(() => defineRoutes({ pages: [page, page], notFound }), /declared twice/);
+  assert.throws(() => defineRoutes({ pages: [page, page], notFound, error }), /declared twice/);
 });
 
 // What hydration relies on: the browser's lookup of its location renders what the server sent.

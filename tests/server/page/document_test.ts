@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { createDocumentRenderer } from "../../../server/page/document.ts";
+import { documentShell } from "../../../server/page/document.ts";
 
-const decoder = new TextDecoder();
 const manifest = {
   buildId: "b",
   inputHash: "h",
@@ -10,13 +9,17 @@ const manifest = {
   styles: ["/build/main-C.css"],
 };
 
-Deno.test("createDocumentRenderer: splices the nonce into every script and preload", () => {
-  const render = createDocumentRenderer(manifest, {
-    title: "T",
-    appHtml: "<p>page</p>",
-    clientConfig: { a: 1 },
-  });
-  const html = decoder.decode(render({ nonce: "N0NCE", headTags: "<meta name=x>" }));
+function render(
+  page: { title: string; description?: string; meta?: Record<string, string> },
+  parts = { nonce: "N0NCE", headTags: "" },
+  data?: unknown,
+) {
+  const { start, end } = documentShell(manifest, page, { clientConfig: { a: 1 } })(parts);
+  return start + "<p>page</p>" + end(data);
+}
+
+Deno.test("documentShell: the nonce on every script and preload, the page's HTML in #root", () => {
+  const html = render({ title: "T" }, { nonce: "N0NCE", headTags: "<meta name=x>" });
   const scripts = html.match(/<script\b[^>]*>/g) ?? [];
   const preloads = html.match(/<link rel="modulepreload"[^>]*>/g) ?? [];
   assert.equal(scripts.length, 2);
@@ -26,54 +29,36 @@ Deno.test("createDocumentRenderer: splices the nonce into every script and prelo
   assert.ok(html.includes('<link rel="stylesheet" href="/build/main-C.css">'));
   assert.ok(html.includes('<script type="module" src="/build/main-A.js" nonce="N0NCE">'));
   assert.ok(html.includes('{"a":1}</script>'));
-  assert.ok(html.includes('<div id="root"><p>page</p></div>'), "the page's HTML in #root");
+  assert.ok(html.includes('<div id="root"><p>page</p></div>'), "nothing else in #root");
   assert.ok(!html.includes("\0"), "no placeholder survives");
+  assert.ok(!html.includes('id="page-data"'), "no data without a loader");
 });
 
-Deno.test("createDocumentRenderer: each call gets its own parts", () => {
-  const render = createDocumentRenderer(manifest, {
-    title: "T",
-    appHtml: "<p>page</p>",
-    clientConfig: {},
-  });
-  const one = decoder.decode(render({ nonce: "one", headTags: "" }));
-  const two = decoder.decode(render({ nonce: "two", headTags: "" }));
+Deno.test("documentShell: each request gets its own parts", () => {
+  const one = render({ title: "T" }, { nonce: "one", headTags: "" });
+  const two = render({ title: "T" }, { nonce: "two", headTags: "" });
   assert.ok(one.includes('nonce="one"') && !one.includes('nonce="two"'));
   assert.ok(two.includes('nonce="two"') && !two.includes('nonce="one"'));
 });
 
-Deno.test("createDocumentRenderer: the title is escaped", () => {
-  const render = createDocumentRenderer(manifest, { title: "<x>&", appHtml: "", clientConfig: {} });
-  const html = decoder.decode(render({ nonce: "n", headTags: "" }));
+Deno.test("documentShell: title, description and meta tags, escaped", () => {
+  const html = render({
+    title: "<x>&",
+    description: 'say "hi"',
+    meta: { "og:title": "<b>", robots: "noindex" },
+  });
   assert.ok(html.includes("<title>&#60;x&#62;&#38;</title>"));
+  assert.ok(html.includes('<meta name="description" content="say &#34;hi&#34;">'));
+  assert.ok(html.includes('<meta name="og:title" content="&#60;b&#62;">'));
+  assert.ok(html.includes('<meta name="robots" content="noindex">'));
 });
 
-Deno.test("createDocumentRenderer: the bytes are the UTF-8 of the document, whatever the parts", () => {
-  const render = createDocumentRenderer(manifest, {
-    title: "Café ✓",
-    appHtml: "<p>naïve 🚀</p>",
-    clientConfig: { note: "ü" },
-  });
-  const parts = [
-    { nonce: "abc+/==", headTags: "" },
-    { nonce: "n", headTags: '<meta name="baggage" content="a=b">' },
-    { nonce: "n", headTags: '<meta content="é🚀">' },
-    { nonce: "", headTags: "x" },
-    { nonce: "n", headTags: `<meta name="baggage" content="${"a=b,".repeat(80)}">` },
-    { nonce: "n".repeat(70), headTags: `<meta content="${"é🚀".repeat(40)}">` },
-    // The worst case per UTF-16 unit: 3 bytes (a lone surrogate becomes U+FFFD).
-    { nonce: "\ud800".repeat(9), headTags: "\udfff".repeat(50) },
-  ];
-  for (const part of parts) {
-    const bytes = render(part);
-    const html = decoder.decode(bytes);
-    assert.deepEqual(bytes, new TextEncoder().encode(html), "exact length, no stray bytes");
-    const nonce = part.nonce.toWellFormed();
-    assert.equal(html.split(`nonce="${nonce}"`).length - 1, html.split("nonce=").length - 1);
-    assert.ok(html.split("nonce=").length > 2, "several places take the nonce");
-    const head = part.headTags.toWellFormed();
-    assert.ok(html.includes(`${head}\n<link rel="stylesheet"`));
-    assert.ok(html.includes("<title>Café ✓</title>") && html.includes("<p>naïve 🚀</p>"));
-    assert.ok(html.endsWith("</html>"));
-  }
+Deno.test("documentShell: a loader's data as JSON after #root, never executable", () => {
+  const data = { quote: "</script><script>alert(1)</script>", n: 1 };
+  const html = render({ title: "T" }, undefined, data);
+  const json = /<script type="application\/json" id="page-data" nonce="N0NCE">(.*?)<\/script>/
+    .exec(html)?.[1];
+  assert.ok(json, html);
+  assert.deepEqual(JSON.parse(json), data);
+  assert.equal((html.match(/<script/g) ?? []).length, 3, "the data opened no script of its own");
 });

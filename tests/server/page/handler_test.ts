@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { App } from "../../../client/App.tsx";
 import { fixtureApp } from "../../fixtures/app.ts";
 import { fixtureRoutes, renders } from "../../fixtures/routes.tsx";
 import { defineRoutes } from "../../../client/page_table.ts";
@@ -9,7 +10,7 @@ import { renderPages } from "../../../server/page/render.ts";
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
 const JUNK_PATHS = [
   ...PROTOTYPE_NAMES.map((name) => `/${name}`),
-  "/about/",
+  "/about/x",
   "/About",
   "/%61bout",
   "/about%00",
@@ -36,7 +37,7 @@ Deno.test("a declared second page renders with 200 in the same shell, with its o
 
 Deno.test("any other path gets the app's not-found page: 404, same shell, nonce CSP", async () => {
   const { fetch } = await fixtureApp();
-  for (const path of ["/nothing-here", "/about/", "/a/b/c"]) {
+  for (const path of ["/nothing-here", "/about/x", "/a/b/c"]) {
     const res = await fetch(path);
     assert.equal(res.status, 404, path);
     const html = await res.text();
@@ -63,6 +64,19 @@ Deno.test("each page is rendered once: requests and junk paths only splice the t
   for (const path of JUNK_PATHS) await (await fetch(path)).body?.cancel();
   assert.deepEqual(renders, { about: before.about + 1, notFound: before.notFound + 1 });
   assert.equal(nonces.size, 50, "every request still gets its own nonce");
+});
+
+Deno.test("a declared page asked for with a trailing slash: 308 to the path without it", async () => {
+  const { fetch, traced } = await fixtureApp();
+  for (const method of ["GET", "HEAD"]) {
+    const res = await fetch("/about/?tab=2", { method, redirect: "manual" });
+    assert.equal(res.status, 308);
+    assert.equal(res.headers.get("location"), "/about?tab=2", "the query kept");
+    assert.equal(res.headers.get("x-content-type-options"), "nosniff");
+  }
+  assert.equal((await fetch("/about/", { method: "POST" })).status, 405);
+  assert.equal((await fetch("//", { redirect: "manual" })).status, 404, "/ has no other form");
+  assert.deepEqual(traced, []);
 });
 
 Deno.test("hostile paths: 404 (or the page), never a 5xx, never traced, never reported", async () => {
@@ -99,7 +113,8 @@ Deno.test("a page whose path is a server route or under /api/ stops start-up", a
     const routes = defineRoutes({
       pages: [{ path, title: "x", Page: HomePage }],
       notFound: fixtureRoutes.notFound,
+      error: fixtureRoutes.error,
     });
-    await assert.rejects(() => fixtureApp({ pages: renderPages(routes) }), Error, path);
+    await assert.rejects(() => fixtureApp({ pages: renderPages(routes, App) }), Error, path);
   }
 });

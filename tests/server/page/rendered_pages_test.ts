@@ -8,6 +8,7 @@ Deno.test("rendered pages: what the build writes reads back the same; anything e
     const pages = {
       pages: new Map([["/", { title: "Home", appHtml: "<main>é</main>" }]]),
       notFound: { title: "Not found", appHtml: "<main>404</main>" },
+      error: { title: "Failed", description: "d", appHtml: "<main>500</main>" },
     };
     await writeRenderedPages(pages, file);
     assert.deepEqual(await readRenderedPages(file), pages);
