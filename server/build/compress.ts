@@ -3,7 +3,9 @@
  * (every other file of `static/`, kept in memory): which files are worth it, and brotli and
  * gzip copies that are kept only when they are smaller.
  */
-import type { Encoding } from "../http/accept_encoding.ts";
+
+/** The encodings of precompressed copies. */
+export type Encoding = "br" | "gzip";
 
 /** The suffix of a file's precompressed copy on disk, per encoding. */
 export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([

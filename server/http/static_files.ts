@@ -1,16 +1,18 @@
 /**
- * Static files: everything in `static/`, indexed once at start-up, served with a correct
- * Content-Type, a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the
- * precompressed variant the client accepts. Copies come from `.br`/`.gz` files beside a file
- * (the build writes them); a compressible file of 1 KiB to 1 MiB without them (whatever is added
- * to `static/`) is compressed in memory while indexing.
+ * Static files: everything in `static/`, indexed once at start-up, served with its Content-Type,
+ * a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the precompressed copy the
+ * client accepts. Copies come from `.br`/`.gz` files beside a file (the build writes them); a
+ * compressible file of 1 KiB to 1 MiB without them is compressed in memory while indexing.
  *
- * Only files present in the index are ever served, so a request can never reach a file
- * outside `static/`, a dot file, a directory listing or (unless enabled) a source map.
+ * Only files in the index are served, and the index holds no link, dot file or (unless enabled)
+ * source map: no request can reach anything else, however its path is encoded.
  */
-import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../build/compress.ts";
-import { type Encoding, negotiateEncoding } from "./accept_encoding.ts";
-import { resolveStaticPath } from "./static_path.ts";
+import {
+  compressCopies,
+  ENCODED_SUFFIX,
+  type Encoding,
+  isCompressible,
+} from "../build/compress.ts";
 import type { AnswerBody, RequestContext } from "./request_context.ts";
 import { listFiles } from "../walk_files.ts";
 import { BUILD_DIR, STATIC_DIR } from "../constants.ts";
@@ -30,26 +32,21 @@ export interface StaticEntry {
   readonly cacheControl: string;
   readonly identity: Variant;
   readonly encoded: ReadonlyMap<Encoding, Variant>;
-  /** The keys of `encoded`, listed once for negotiation. */
-  readonly encodings: readonly Encoding[];
 }
 
-/** URL path (without the leading slash) -> entry. */
+/** URL path (decoded, without the leading slash) -> entry. */
 export type StaticIndex = ReadonlyMap<string, StaticEntry>;
 
-// Where the build's output sits in the index ("build/"): its names carry a content hash.
+// The build's output ("build/"): its names carry a content hash, so a URL's bytes never change.
 const BUILD_PREFIX = `${BUILD_DIR.slice(STATIC_DIR.length + 1)}/`;
-// Build output names carry a content hash, so a URL's bytes never change.
 const IMMUTABLE = "public, max-age=31536000, immutable";
 // Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
 const SHORT = "public, max-age=300";
-// Files up to this size are kept in memory, and compressed while indexing when no copies
-// are on disk: brotli at its best quality takes about a second per MiB.
+// Files up to this size are kept in memory, and compressed while indexing when no copies are on
+// disk (brotli at its best takes about a second per MiB).
 const IN_MEMORY_LIMIT = 1024 * 1024;
-// Smaller files are served as they are: a copy would save at most a few hundred bytes, less than
-// the answer's headers weigh, and the first compression in a process costs resident memory (the
-// compressors' code and buffers): compressing this shell's 168-byte favicon at start-up held
-// about 3 MB more after the first request (53.4 against 56.1 MB, 6 starts each).
+// Smaller files are served as they are: a copy saves less than the answer's headers weigh, and
+// the first compression in a process holds about 3 MB more memory.
 const MIN_COMPRESSED_BYTES = 1024;
 
 // A Map: the extension comes from a file name, and `constructor` must not find a function.
@@ -81,10 +78,7 @@ export function contentTypeFor(name: string): string {
   return CONTENT_TYPES.get(ext) ?? "application/octet-stream";
 }
 
-/**
- * Walk `dir` and index every servable file. Symbolic links are not followed, so nothing
- * outside `dir` can be indexed.
- */
+/** Walk `dir` (symbolic links are not followed) and index every servable file. */
 export async function indexStaticFiles(
   dir: string,
   options: { serveSourceMaps: boolean },
@@ -102,9 +96,7 @@ export async function indexStaticFiles(
         encoded.set(encoding, await readVariant(`${dir}/${path}${suffix}`));
       }
     }
-    // The build decides for its own outputs (a dev build skips compression to rebuild fast,
-    // and leaves source maps alone): compressing them here would redo that work at every
-    // start and every dev reload.
+    // The build decides for its own outputs (a dev build skips compression to rebuild fast).
     const ownedByBuild = path.startsWith(BUILD_PREFIX);
     if (
       encoded.size === 0 && identity.body && identity.size >= MIN_COMPRESSED_BYTES &&
@@ -119,7 +111,6 @@ export async function indexStaticFiles(
       cacheControl: ownedByBuild ? IMMUTABLE : SHORT,
       identity,
       encoded,
-      encodings: [...encoded.keys()],
     });
   }
   return index;
@@ -129,29 +120,28 @@ export async function indexStaticFiles(
  * Answer a GET or HEAD for a static file, or `null` when no such file is served.
  *
  * @example
- * const res = serveStatic(index, req, "/favicon.ico") ?? notFound();
+ * const res = serveStatic(index, req, "/favicon.ico", ctx) ?? notFound();
  */
 export function serveStatic(
   index: StaticIndex,
   req: Request,
   pathname: string,
-  ctx?: RequestContext,
+  ctx: RequestContext,
 ): Response | Promise<Response> | null {
-  const path = resolveStaticPath(pathname);
-  const entry = path === null ? undefined : index.get(path);
+  const entry = lookUp(index, pathname);
   if (entry === undefined) return null;
-
-  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), entry.encodings);
+  const encodings = [...entry.encoded.keys()];
+  const encoding = negotiateEncoding(req.headers.get("accept-encoding"), encodings);
   const variant = (encoding && entry.encoded.get(encoding)) || entry.identity;
   const headers: Record<string, string> = {
     "content-type": entry.contentType,
     "cache-control": entry.cacheControl,
     "etag": variant.etag,
   };
-  if (entry.encodings.length > 0) headers["vary"] = "Accept-Encoding";
+  if (encodings.length > 0) headers["vary"] = "Accept-Encoding";
   if (encoding) headers["content-encoding"] = encoding;
   const send = (body: AnswerBody, status = 200, bytes: number | null = null) =>
-    ctx ? ctx.send(body, status, headers, bytes) : new Response(body, { status, headers });
+    ctx.send(body, status, headers, bytes);
 
   if (etagMatches(req.headers.get("if-none-match"), variant.etag)) return send(null, 304);
   headers["content-length"] = String(variant.size);
@@ -162,8 +152,18 @@ export function serveStatic(
 
 /** Whether `pathname` names a served file (to tell 405 from 404). */
 export function hasStaticFile(index: StaticIndex, pathname: string): boolean {
-  const path = resolveStaticPath(pathname);
-  return path !== null && index.has(path);
+  return lookUp(index, pathname) !== undefined;
+}
+
+// The index holds every file that may be served under its exact relative path, so a path that
+// decodes to anything else (`..`, a dot file, a second slash) is simply not found.
+function lookUp(index: StaticIndex, pathname: string): StaticEntry | undefined {
+  if (!pathname.startsWith("/")) return undefined;
+  try {
+    return index.get(decodeURIComponent(pathname.slice(1)));
+  } catch {
+    return undefined; // malformed percent-encoding
+  }
 }
 
 /** Whether an `If-None-Match` header matches an ETag (weak comparison, RFC 9110 13.1.2). */
@@ -171,6 +171,41 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   if (ifNoneMatch === null) return false;
   const bare = (tag: string) => tag.trim().replace(/^W\//, "");
   return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || bare(tag) === bare(etag));
+}
+
+/**
+ * The best encoding (br, then gzip) the client accepts among `available`, or `null` for
+ * identity. Honours `q` values, `q=0` refusals, `*` and `x-gzip`.
+ *
+ * @example
+ * negotiateEncoding("gzip, deflate, br", ["br", "gzip"]); // "br"
+ * negotiateEncoding("br;q=0, gzip", ["br", "gzip"]);       // "gzip"
+ */
+export function negotiateEncoding(
+  acceptEncoding: string | null,
+  available: readonly Encoding[],
+): Encoding | null {
+  if (!acceptEncoding || available.length === 0) return null;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(",")) {
+    const [coding, ...params] = part.split(";").map((s) => s.trim().toLowerCase());
+    let q = 1;
+    for (const param of params) {
+      const match = /^q=([01](?:\.\d{0,3})?)$/.exec(param);
+      if (param.startsWith("q=")) q = match ? Math.min(1, Number(match[1])) : 0;
+    }
+    // x-gzip is gzip's old name (RFC 9110, 8.4.1.3).
+    weights.set(coding === "x-gzip" ? "gzip" : coding, q);
+  }
+  let best: Encoding | null = null;
+  let bestWeight = 0;
+  for (const encoding of ["br", "gzip"] as const) {
+    const weight = weights.get(encoding) ?? weights.get("*") ?? 0;
+    if (available.includes(encoding) && weight > bestWeight) {
+      [best, bestWeight] = [encoding, weight];
+    }
+  }
+  return best;
 }
 
 function isEncodedCopy(path: string, files: ReadonlySet<string>): boolean {

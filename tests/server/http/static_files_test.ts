@@ -5,8 +5,12 @@ import {
   etagMatches,
   hasStaticFile,
   indexStaticFiles,
+  negotiateEncoding,
   serveStatic,
 } from "../../../server/http/static_files.ts";
+import { RequestContext } from "../../../server/http/request_context.ts";
+
+const ctx = () => new RequestContext("r-1", false, "/");
 
 async function fixture(): Promise<string> {
   const dir = await Deno.makeTempDir();
@@ -52,6 +56,7 @@ Deno.test("serveStatic: negotiation, ETag and HEAD", async () => {
         index,
         new Request("http://x/build/app-X1.js", { method, headers }),
         "/build/app-X1.js",
+        ctx(),
       );
 
     const gz = (await get({ "accept-encoding": "gzip" }))!;
@@ -69,8 +74,8 @@ Deno.test("serveStatic: negotiation, ETag and HEAD", async () => {
     assert.equal(head.headers.get("content-length"), "14");
     assert.equal(head.body, null);
 
-    assert.equal(serveStatic(index, new Request("http://x/"), "/link.txt"), null);
-    assert.equal(serveStatic(index, new Request("http://x/"), "/up/secret.txt"), null);
+    assert.equal(serveStatic(index, new Request("http://x/"), "/link.txt", ctx()), null);
+    assert.equal(serveStatic(index, new Request("http://x/"), "/up/secret.txt", ctx()), null);
     assert.ok(hasStaticFile(index, "/hello.txt"));
     assert.ok(!hasStaticFile(index, "/../secret.txt"));
   } finally {
@@ -114,6 +119,7 @@ Deno.test("indexStaticFiles: files without copies on disk are compressed in memo
           headers: { "accept-encoding": acceptEncoding },
         }),
         path,
+        ctx(),
       )!;
 
     for (const path of ["/icon.svg", "/docs/notes.txt"]) {
@@ -146,4 +152,86 @@ Deno.test("indexStaticFiles: files without copies on disk are compressed in memo
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("static paths: plain paths name files; every way out of the folder or to a hidden file is not found", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/static/build/chunks`, { recursive: true });
+    for (
+      const file of [
+        "deno.json",
+        "main.ts",
+        "static/robots.txt",
+        "static/a b.txt",
+        "static/.env",
+        "static/build/main-AB12.js",
+        "static/build/main.js",
+        "static/build/.manifest.json",
+        "static/build/chunks/x-1.js",
+      ]
+    ) await Deno.writeTextFile(`${dir}/${file}`, "x");
+    const index = await indexStaticFiles(`${dir}/static`, { serveSourceMaps: false });
+    for (
+      const path of ["/robots.txt", "/build/main-AB12.js", "/build/chunks/x-1.js", "/a%20b.txt"]
+    ) {
+      assert.ok(hasStaticFile(index, path), path);
+    }
+    const refused = [
+      "/",
+      "/build/",
+      "/../deno.json",
+      "/build/../../deno.json",
+      "/%2e%2e/deno.json",
+      "/%2E%2E/%2E%2E/etc/passwd",
+      "/build/%2e%2e/%2e%2e/main.ts",
+      "/..%2fdeno.json",
+      "/build%2F..%2F..%2Fmain.ts",
+      "/..%5cdeno.json",
+      "/..\\deno.json",
+      "/build\\..\\..\\main.ts",
+      "/robots.txt%00.js",
+      "/robots.txt\0",
+      "//etc/passwd",
+      "/C:/Windows/win.ini",
+      "/./robots.txt",
+      "/build//main.js",
+      "/.env",
+      "/build/.manifest.json",
+      "/%",
+      "/%zz",
+      "/%c0%ae%c0%ae/deno.json",
+      "relative/path",
+    ];
+    for (const path of refused) assert.ok(!hasStaticFile(index, path), path);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const both = ["br", "gzip"] as const;
+
+Deno.test("negotiateEncoding: prefers br, then gzip, then identity, among what exists", () => {
+  assert.equal(negotiateEncoding("gzip, deflate, br, zstd", both), "br");
+  assert.equal(negotiateEncoding("gzip, deflate", both), "gzip");
+  assert.equal(negotiateEncoding("deflate", both), null);
+  assert.equal(negotiateEncoding(null, both), null);
+  assert.equal(negotiateEncoding("", both), null);
+  assert.equal(negotiateEncoding("br, gzip", ["gzip"]), "gzip");
+  assert.equal(negotiateEncoding("br", ["gzip"]), null);
+  assert.equal(negotiateEncoding("br, gzip", []), null);
+});
+
+Deno.test("negotiateEncoding: honours q values, refusals, wildcards and x-gzip", () => {
+  assert.equal(negotiateEncoding("br;q=0, gzip", both), "gzip");
+  assert.equal(negotiateEncoding("br;q=0.5, gzip;q=0.8", both), "gzip");
+  assert.equal(negotiateEncoding("br;q=0.8, gzip;q=0.8", both), "br");
+  assert.equal(negotiateEncoding("*", both), "br");
+  assert.equal(negotiateEncoding("*;q=0", both), null);
+  assert.equal(negotiateEncoding("br;q=0, *", both), "gzip");
+  assert.equal(negotiateEncoding("x-gzip", both), "gzip");
+  assert.equal(negotiateEncoding("BR", both), "br");
+  assert.equal(negotiateEncoding("br;q=bogus, gzip", both), "gzip");
+  assert.equal(negotiateEncoding("gzip;q=0.5, br , identity;q=0", ["gzip"]), "gzip");
+  assert.equal(negotiateEncoding("gzip;q=0.5, identity;q=0, br;q=0.001", both), "gzip");
 });
