@@ -1,22 +1,16 @@
 /**
- * The client's request body as the tunnel reads it: chunk by chunk, counted against the cap,
- * with a way to stop waiting. A small body with a Content-Length is read whole in one op
- * (`req.bytes()`); any other body is read as far as its header line and then streamed upstream
- * as it arrives, never held whole.
+ * The client's request body as the tunnel reads it: counted against the cap, stoppable, and
+ * passed on as it arrives. A small body with a Content-Length is read whole in one op
+ * (`req.bytes()`); any other is read chunk by chunk and streamed upstream, never held whole.
  *
- * A read still pending on a Deno request body is never cancelled: cancelling it while the client
- * stalls leaves Deno's read op and its 64 KiB buffer alive for good, even after the client
- * disconnects (Deno 2.9). Stopping only stops waiting; the body is cancelled once that read ends.
+ * A read pending on a Deno request body is never cancelled: cancelling it while the client
+ * stalls leaves Deno's read op and its 64 KiB buffer alive for good, even once the client has
+ * gone (Deno 2.9). Stopping only stops waiting; the body is cancelled once that read has ended.
  */
-
-/** Body bytes as the Fetch API hands them out. */
-export type Bytes = Uint8Array<ArrayBuffer>;
+import type { Bytes } from "./envelope.ts";
 
 /** Why a transfer was cut short; "abandoned": the exchange ended before the body did. */
 export type StopCause = "timeout" | "client" | "too-large" | "abandoned";
-
-/** Thrown by {@link RequestBody.next} once the body was stopped; `cause` says why. */
-export class BodyStopped extends Error {}
 
 /** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length. */
 export const SMALL_BODY_BYTES = 64 * 1024;
@@ -32,70 +26,54 @@ export class RequestBody {
   received = 0;
   /** Every byte was read. */
   done = false;
-  readonly #read: () => Promise<ReadableStreamReadResult<Bytes>>;
-  readonly #cancel: () => Promise<void>;
-  /** Settles once the last read started has ended, either way. */
-  #settled: Promise<void> = Promise.resolve();
-  #wake: (() => void) | undefined;
+  /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
+  readonly upstream = new AbortController();
+  readonly #reader: ReadableStreamDefaultReader<Bytes> | undefined;
+  #pending: Promise<unknown> = Promise.resolve();
+  #wake: ((cause: StopCause) => void) | undefined;
 
-  /** `onStop` runs when the body is cut short (not when merely abandoned). */
   constructor(
-    req: Request,
+    private readonly req: Request,
     readonly declared: number | null,
     readonly maxBytes: number,
-    private readonly onStop: () => void = ignore,
   ) {
-    if (isSmallBody(declared)) {
-      let whole: Promise<Bytes> | undefined;
-      this.#read = () => {
-        if (whole) return Promise.resolve({ done: true, value: undefined });
-        whole = req.bytes();
-        return whole.then((value) => ({ done: false, value }));
-      };
-      this.#cancel = () => Promise.resolve();
-    } else {
-      const reader = req.body!.getReader();
-      this.#read = () => reader.read() as Promise<ReadableStreamReadResult<Bytes>>;
-      this.#cancel = () => reader.cancel();
+    if (!isSmallBody(declared)) {
+      this.#reader = req.body!.getReader() as ReadableStreamDefaultReader<Bytes>;
     }
   }
 
-  /** Stop reading: a pending {@link next} throws {@link BodyStopped} at once. */
+  /** Stop reading: a pending {@link until} or {@link next} rejects with the cause at once. */
   stop(cause: StopCause): void {
     if (this.cause !== undefined) return;
     this.cause = cause;
-    this.#wake?.();
-    if (cause !== "abandoned") this.onStop();
+    this.#wake?.(cause);
+    if (cause !== "abandoned") this.upstream.abort();
   }
 
-  /** `promise`'s value, unless the body is stopped first: then {@link BodyStopped}. */
-  async until<T>(promise: Promise<T>): Promise<T> {
-    if (this.cause !== undefined) throw new BodyStopped();
-    const stopped = new Promise<never>((_, reject) => {
-      this.#wake = () => reject(new BodyStopped());
+  /** `promise`'s value, unless the body is stopped first (then rejects with the cause). */
+  until<T>(promise: Promise<T>): Promise<T> {
+    if (this.cause !== undefined) return Promise.reject(this.cause);
+    return new Promise<T>((resolve, reject) => {
+      this.#wake = reject;
+      promise.then(resolve, reject);
     });
-    try {
-      return await Promise.race([promise, stopped]);
-    } finally {
-      this.#wake = undefined;
-    }
   }
 
-  /** The next chunk, or undefined at the end; throws {@link BodyStopped} once stopped. */
+  /** The next chunk, or undefined at the end; rejects with the cause once stopped. */
   async next(): Promise<Bytes | undefined> {
-    if (this.cause !== undefined) throw new BodyStopped();
-    const read = this.#read();
-    this.#settled = read.then(ignore, ignore);
+    if (this.cause !== undefined) throw this.cause;
+    if (this.done) return undefined;
+    const read = this.#reader?.read() ??
+      this.req.bytes().then((value) => ({ done: false as const, value }));
+    this.#pending = read.catch(() => {});
     let result: ReadableStreamReadResult<Bytes>;
     try {
       result = await this.until(read);
-    } catch (error) {
-      // A body that errors is a client that went away mid-upload.
-      if (!(error instanceof BodyStopped)) this.stop("client");
-      throw new BodyStopped();
+    } catch {
+      this.stop("client"); // a body that errors is a client gone mid-upload
+      throw this.cause;
     }
-    if (this.cause !== undefined) throw new BodyStopped();
-    const declared = this.declared;
+    const { declared } = this;
     if (result.done) {
       if (declared !== null && this.received !== declared) return this.#fail("client");
       this.done = true;
@@ -110,10 +88,7 @@ export class RequestBody {
     return result.value;
   }
 
-  /**
-   * The body to send upstream: `first` (what was read so far), then the rest as the ingest
-   * pulls it. A stopped body errors the stream, which fails the upstream request.
-   */
+  /** The body upstream: `first` (read so far), then the rest as the ingest pulls it. */
   stream(first: Bytes): ReadableStream<Bytes> {
     let replay: Bytes | undefined = first;
     return new ReadableStream<Bytes>({
@@ -123,53 +98,55 @@ export class RequestBody {
         if (chunk === undefined) controller.close();
         else controller.enqueue(chunk);
       },
-      // The ingest stopped reading (it answered early): stop reading the client. Its answer is
-      // what the client gets.
+      // The ingest answered before taking it all: its answer is what the client gets.
       cancel: () => this.stop("abandoned"),
     }, { highWaterMark: 0 });
   }
 
-  /** Let go of the body once the exchange is over: cancelled after any read still pending. */
+  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream). */
   release(): void {
     if (!this.done) this.stop("abandoned");
-    this.#settled.then(() => this.#cancel()).catch(ignore);
+    this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
   #fail(cause: StopCause): never {
     this.stop(cause);
-    throw new BodyStopped();
+    throw cause;
   }
 }
 
 /**
- * Bytes read so far, in one buffer that doubles as it fills: each chunk Deno hands out is a view
- * on its own 64 KiB buffer, so a body sent in 1-byte chunks must not keep its chunks.
+ * A counting semaphore for large bodies in flight: each holds Deno's read buffers, the upstream
+ * request's and their garbage (a few MB under load); past the limit an upload waits its turn
+ * unread, held by the kernel's socket buffers instead of the heap. `release()` gives the slot
+ * back, or leaves the line.
  */
-export class ReadBytes {
-  #buffer: Bytes = new Uint8Array(0);
-  length = 0;
-
-  /** Append a copy of `chunk` (the first one is kept as is when it fills its own buffer). */
-  append(chunk: Bytes): void {
-    if (this.length === 0 && chunk.byteLength === chunk.buffer.byteLength) {
-      this.#buffer = chunk;
-      this.length = chunk.byteLength;
-      return;
-    }
-    const needed = this.length + chunk.byteLength;
-    if (needed > this.#buffer.byteLength) {
-      const grown = new Uint8Array(Math.max(needed, 2 * this.length));
-      grown.set(this.bytes());
-      this.#buffer = grown;
-    }
-    this.#buffer.set(chunk, this.length);
-    this.length = needed;
-  }
-
-  /** The bytes held, as a view (valid until the next append). */
-  bytes(): Bytes {
-    return this.#buffer.subarray(0, this.length);
-  }
+export function createStreamSlots(limit: number) {
+  let free = limit;
+  const line = new Set<() => void>(); // in arrival order
+  return () => {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    let holding = false;
+    const grant = () => {
+      holding = true;
+      resolve();
+    };
+    if (free > 0) {
+      free--;
+      grant();
+    } else line.add(grant);
+    return {
+      ready: promise,
+      release() {
+        if (line.delete(grant) || !holding) return;
+        holding = false;
+        const next = line.values().next();
+        if (next.done) free++;
+        else {
+          line.delete(next.value);
+          next.value();
+        }
+      },
+    };
+  };
 }
-
-function ignore(): void {}

@@ -1,7 +1,6 @@
 /**
- * Sentry DSNs: parsing, matching and the ingest URL they name.
- *
- * A DSN looks like `https://{publicKey}@{host}[:{port}]/{pathPrefix/}{projectId}`.
+ * Sentry DSNs, `https://{publicKey}@{host}[:{port}]/{pathPrefix/}{projectId}`: parsed from the
+ * configuration and from each envelope, compared field by field, and turned into ingest URLs.
  */
 
 /** A parsed, normalised Sentry DSN. */
@@ -10,16 +9,13 @@ export interface Dsn {
   readonly protocol: string;
   /** Lower-case host name (IPv6 in brackets), without the port. */
   readonly hostname: string;
-  /** The port, explicit or the protocol's default, as a string. */
+  /** The port, explicit or the protocol's default. */
   readonly port: string;
   /** Path prefix before the project id, without a trailing slash ("" for sentry.io). */
   readonly path: string;
   readonly publicKey: string;
-  /**
-   * The legacy secret key after `:` ("" when none). Sentry no longer needs one, and a DSN that
-   * browsers hold must never carry one: config refuses it, so an envelope naming one matches
-   * no DSN we serve.
-   */
+  /** The legacy secret key ("" when none); config refuses one, so an envelope naming one
+   * matches no DSN we serve. */
   readonly secretKey: string;
   readonly projectId: string;
 }
@@ -27,7 +23,7 @@ export interface Dsn {
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
 
 /**
- * Parse a DSN string; returns `null` for anything that is not a usable DSN.
+ * Parse a DSN string; `null` for anything that is not a usable DSN.
  *
  * @example
  * parseDsn("https://abc@o1.ingest.sentry.io/42")?.projectId; // "42"
@@ -39,12 +35,11 @@ export function parseDsn(input: string): Dsn | null {
   } catch {
     return null;
   }
-  // Only http and https ingests exist; checked before the port because an explicit port
-  // would otherwise let `ftp:` or `ws:` through.
+  // Checked before the port: an explicit port would otherwise let `ftp:` or `ws:` through.
   if (!Object.hasOwn(DEFAULT_PORTS, url.protocol)) return null;
   const port = url.port || DEFAULT_PORTS[url.protocol];
-  if (port === "0") return null; // nothing listens on port 0
-  if (!url.username || !/^[A-Za-z0-9_-]+$/.test(url.username)) return null;
+  if (port === "0") return null;
+  if (!/^[A-Za-z0-9_-]+$/.test(url.username)) return null;
   if (url.search || url.hash || !url.hostname) return null;
   const segments = url.pathname.split("/");
   const projectId = segments.pop() ?? "";
@@ -62,15 +57,12 @@ export function parseDsn(input: string): Dsn | null {
 
 /** True when two DSNs name the same project on the same ingest with the same key. */
 export function sameDsn(a: Dsn, b: Dsn): boolean {
-  return a.protocol === b.protocol && a.hostname === b.hostname &&
-    a.port === b.port && a.path === b.path && a.publicKey === b.publicKey &&
-    a.secretKey === b.secretKey && a.projectId === b.projectId;
+  return a.protocol === b.protocol && a.hostname === b.hostname && a.port === b.port &&
+    a.path === b.path && a.publicKey === b.publicKey && a.secretKey === b.secretKey &&
+    a.projectId === b.projectId;
 }
 
-/**
- * The allowed DSN that `candidate` names, or `undefined`. Callers must build URLs from the
- * returned (configured) DSN, never from the candidate.
- */
+/** The configured DSN `candidate` names, or `undefined`: URLs are built from it, never the candidate. */
 export function findAllowedDsn(candidate: Dsn, allowed: readonly Dsn[]): Dsn | undefined {
   return allowed.find((dsn) => sameDsn(dsn, candidate));
 }

@@ -1,103 +1,170 @@
 /**
- * Sentry envelopes as the tunnel sees them: only the first line (the envelope header) is ever
- * decoded; everything after it stays opaque bytes.
+ * The envelope's first line, the only part the tunnel decodes: `{header JSON}\n{item}\n...`;
+ * everything after it stays opaque bytes (payloads may be binary). The line is read from a
+ * body as it arrives, decompressed if the client compressed the body, and the raw bytes read
+ * to find it are kept to be forwarded unchanged.
  *
- * An envelope is `{header JSON}\n{item header}\n{payload}\n...`; payloads may be binary.
+ * Compressed lines are decoded with node:zlib streams rather than DecompressionStream, which in
+ * Deno 2.9 hands out a write's whole output at once (512 bytes of gzip became 500 KB; a few
+ * bytes of brotli can become 16 MiB) and refuses gzip bodies of several members (RFC 1952).
+ * zlib's `chunkSize` steps stop a decompression bomb one step past the cap. node:zlib loads
+ * with the first compressed body: it costs about 5 MB that a server without one never pays.
  */
 import { type Dsn, parseDsn } from "./dsn.ts";
+import { HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
 
-/**
- * The longest envelope header line the tunnel will look for. Real headers are a few hundred
- * bytes (dsn, event_id, sdk, trace); the cap keeps a body without a newline from being
- * buffered whole just to find it.
- */
+/** Body bytes as the Fetch API hands them out. */
+export type Bytes = Uint8Array<ArrayBuffer>;
+
+/** Content encodings whose first line the tunnel can read. */
+export type Encoding = "gzip" | "deflate" | "br";
+
+/** The longest header line looked for: real ones are a few hundred bytes (dsn, sdk, trace). */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-const NEWLINE = 0x0a;
+// A compressed 64 KiB line is a little over 64 KiB on the wire; this stops bodies of empty
+// deflate blocks that never produce a line.
+const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
+const STEP_BYTES = 16 * 1024;
 
-/** The outcome of reading an envelope header: the DSN it names, or a one-line reason. */
-export type EnvelopeHeaderResult =
-  | { readonly ok: true; readonly dsn: Dsn }
-  | { readonly ok: false; readonly reason: string };
-
-/** Where the header line ends, as far as the chunks seen so far tell. */
-export type HeaderEnd =
-  /** Absolute offset of the "\n" that ends the header line. */
-  | { readonly kind: "found"; readonly offset: number }
-  /** No newline yet and still under the cap: read more. */
-  | { readonly kind: "more" }
-  /** No newline within {@link MAX_HEADER_BYTES}: give up. */
-  | { readonly kind: "too-long" };
-
-// fatal: a header that is not valid UTF-8 is rejected rather than "repaired" with U+FFFD, so
-// what the tunnel checked is byte for byte what the ingest will read. ignoreBOM keeps a BOM in
-// the text, where JSON.parse refuses it, instead of silently dropping it.
+// fatal: invalid UTF-8 is refused, not "repaired" with U+FFFD, so what the tunnel checked is
+// what the ingest reads; ignoreBOM keeps a BOM in the text, where JSON.parse refuses it.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * Parse an envelope header line (without its "\n") and return the DSN it names.
+ * The DSN a header line (without its "\n") names, or a one-line reason.
  *
  * @example
- * const line = new TextEncoder().encode('{"dsn":"https://key@o1.ingest.sentry.io/42"}');
- * parseEnvelopeHeader(line); // { ok: true, dsn: { projectId: "42", ... } }
+ * parseEnvelopeHeader(new TextEncoder().encode('{"dsn":"https://k@o1.ingest.sentry.io/4"}'));
  */
-export function parseEnvelopeHeader(line: Uint8Array): EnvelopeHeaderResult {
-  if (line.byteLength > MAX_HEADER_BYTES) return fail("envelope header line too long");
-  let text: string;
-  try {
-    text = utf8.decode(line);
-  } catch {
-    return fail("envelope header is not valid UTF-8");
-  }
+export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
+  if (line.byteLength > MAX_HEADER_BYTES) return "envelope header line too long";
   let header: unknown;
   try {
-    header = JSON.parse(text);
-  } catch {
-    return fail("envelope header is not JSON");
+    header = JSON.parse(utf8.decode(line));
+  } catch (error) {
+    return error instanceof SyntaxError
+      ? "envelope header is not JSON"
+      : "envelope header is not valid UTF-8";
   }
   if (typeof header !== "object" || header === null || Array.isArray(header)) {
-    return fail("envelope header is not a JSON object");
+    return "envelope header is not a JSON object";
   }
-  if (!Object.hasOwn(header, "dsn")) return fail("envelope header has no dsn");
-  const dsn: unknown = (header as Record<string, unknown>).dsn;
-  if (typeof dsn !== "string") return fail("envelope header dsn is not a string");
-  const parsed = parseDsnOnce(dsn);
-  return parsed === null
-    ? fail("envelope header dsn is not a valid DSN")
-    : { ok: true, dsn: parsed };
+  if (!Object.hasOwn(header, "dsn")) return "envelope header has no dsn";
+  const dsn: unknown = (header as { dsn: unknown }).dsn;
+  if (typeof dsn !== "string") return "envelope header dsn is not a string";
+  return parseDsn(dsn) ?? "envelope header dsn is not a valid DSN";
+}
+
+/** The header line, and every raw body byte read to find it. */
+export interface Head {
+  readonly line: Uint8Array;
+  readonly raw: ByteBuffer;
 }
 
 /**
- * Look for the header line's end in the next chunk of a body. `seen` is how many bytes came
- * before `chunk`; scanning one chunk at a time keeps a body sent in tiny chunks linear.
- *
- * @example
- * findHeaderEnd(new TextEncoder().encode('{"dsn":"…"}\n{}'), 0); // { kind: "found", offset: 11 }
+ * Read `next()` chunks until the header line is whole, feeding each byte to the decoder once
+ * (a body sent in 1-byte chunks stays linear).
  */
-export function findHeaderEnd(
-  chunk: Uint8Array,
-  seen: number,
-  maxBytes: number = MAX_HEADER_BYTES,
-): HeaderEnd {
-  const room = maxBytes - seen; // newline positions that still fit under the cap
-  if (room < 0) return { kind: "too-long" };
-  const index = chunk.subarray(0, room + 1).indexOf(NEWLINE);
-  if (index >= 0) return { kind: "found", offset: seen + index };
-  return chunk.byteLength > room ? { kind: "too-long" } : { kind: "more" };
-}
-
-// Every envelope from an app names the same DSN: remembering the last one parsed saves a URL
-// parse per envelope. parseDsn is pure, so the answer is the same; frozen, so it stays the same.
-let lastDsn: { readonly text: string; readonly dsn: Dsn | null } | undefined;
-
-function parseDsnOnce(text: string): Dsn | null {
-  if (lastDsn?.text !== text) {
-    const dsn = parseDsn(text);
-    lastDsn = { text, dsn: dsn && Object.freeze(dsn) };
+export async function readHead(
+  next: () => Promise<Bytes | undefined>,
+  encoding: Encoding | null,
+): Promise<Head | Rejection> {
+  const raw = new ByteBuffer();
+  const line = new LineCollector();
+  if (encoding === null) {
+    for (;;) {
+      const chunk = await next();
+      if (chunk === undefined) return HEADER_MISSING;
+      raw.append(chunk);
+      const found = line.take(chunk);
+      if (found !== undefined) return found instanceof Uint8Array ? { line: found, raw } : found;
+    }
   }
-  return lastDsn.dsn;
+  const zlib = await import("node:zlib");
+  const options = { chunkSize: STEP_BYTES };
+  const stream = encoding === "br"
+    ? zlib.createBrotliDecompress(options)
+    : encoding === "gzip"
+    ? zlib.createGunzip(options)
+    : zlib.createInflate(options);
+  let outcome: Uint8Array | Rejection | undefined;
+  // One resolver for the write in progress, not a shared promise that 1-byte chunks would pile
+  // a reaction per byte onto.
+  let wake = () => {};
+  const decide = (value: Uint8Array | Rejection) => {
+    outcome ??= value;
+    stream.destroy(); // no further steps: what bounds a bomb
+    wake();
+  };
+  stream.on("data", (chunk: Uint8Array) => {
+    const found = outcome === undefined ? line.take(chunk) : undefined;
+    if (found !== undefined) decide(found);
+  });
+  stream.on("error", () => decide(NOT_DECODABLE));
+  stream.on("close", () => decide(HEADER_MISSING));
+  try {
+    while (outcome === undefined) {
+      const seen = raw.length;
+      const chunk = await next();
+      if (chunk !== undefined) raw.append(chunk);
+      const fed = chunk?.subarray(0, Math.max(0, MAX_ENCODED_HEADER_BYTES - seen));
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        // The body ended or passed the encoded cap: what the decoder has decides.
+        if (fed === undefined || fed.byteLength === 0 && raw.length >= MAX_ENCODED_HEADER_BYTES) {
+          stream.end();
+        } else if (fed.byteLength === 0) resolve();
+        else stream.write(fed, () => resolve());
+      });
+    }
+  } finally {
+    stream.destroy();
+  }
+  return outcome instanceof Uint8Array ? { line: outcome, raw } : outcome;
 }
 
-function fail(reason: string): EnvelopeHeaderResult {
-  return { ok: false, reason };
+/** Decoded bytes up to the first "\n", at most {@link MAX_HEADER_BYTES} of them. */
+class LineCollector {
+  readonly #line = new ByteBuffer();
+
+  /** The line once `chunk` completes it, HEADER_MISSING past the cap, else undefined. */
+  take(chunk: Uint8Array): Uint8Array | Rejection | undefined {
+    const end = chunk.indexOf(0x0a);
+    const piece = end < 0 ? chunk : chunk.subarray(0, end);
+    if (this.#line.length + piece.byteLength > MAX_HEADER_BYTES) return HEADER_MISSING;
+    this.#line.append(piece);
+    return end < 0 ? undefined : this.#line.bytes();
+  }
+}
+
+/**
+ * Bytes in one buffer that doubles as it fills: each chunk Deno hands out is a view on its own
+ * 64 KiB buffer, so a body sent in 1-byte chunks must not keep its chunks.
+ */
+export class ByteBuffer {
+  #buffer: Bytes = new Uint8Array(0);
+  length = 0;
+
+  /** Append a copy of `chunk` (a first chunk that fills its own buffer is kept as is). */
+  append(chunk: Uint8Array): void {
+    if (this.length === 0 && chunk.byteLength === chunk.buffer.byteLength) {
+      this.#buffer = chunk as Bytes;
+      this.length = chunk.byteLength;
+      return;
+    }
+    const needed = this.length + chunk.byteLength;
+    if (needed > this.#buffer.byteLength) {
+      const grown = new Uint8Array(Math.max(needed, 2 * this.length));
+      grown.set(this.bytes());
+      this.#buffer = grown;
+    }
+    this.#buffer.set(chunk, this.length);
+    this.length = needed;
+  }
+
+  /** The bytes held, as a view (valid until the next append). */
+  bytes(): Bytes {
+    return this.#buffer.subarray(0, this.length);
+  }
 }

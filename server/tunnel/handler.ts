@@ -2,36 +2,37 @@
  * `POST /monitoring`: the Sentry tunnel. The browser SDK posts envelopes here (so ad blockers
  * don't drop them) and the server forwards the raw bytes to the ingest of an allowed DSN.
  *
- * This is a security boundary: the body is hostile until its header line names a configured
- * DSN, the upstream URL is built from that configured DSN (never from the client's string), and
- * only a few upstream response headers come back to the app's origin.
- *
- * Failures a client or the ingest can cause are answers (4xx, 502, 504) with a log record;
- * anything else is a bug and is thrown, for the app to answer 500 and report it.
+ * A security boundary: the body is hostile until its header line names a configured DSN, the
+ * upstream URL is built from that configured DSN (never from the client's string), redirects
+ * are not followed, and only a few of the ingest's headers come back to the app's origin.
+ * What a client or the ingest can cause is an answer (4xx, 502, 504) and a log record; anything
+ * else is a bug, thrown for the app to answer 500 and report.
  */
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
-import { findHeaderEnd, MAX_HEADER_BYTES, parseEnvelopeHeader } from "./envelope.ts";
-import { clientKey, createRateLimiter, type RateLimiter } from "./rate_limit.ts";
-import { BodyStopped, isSmallBody, ReadBytes, RequestBody, SMALL_BODY_BYTES } from "./body.ts";
-import { createStreamSlots } from "./stream_slots.ts";
-import { createHeaderLineDecoder, type HeadFormat } from "./header_decode.ts";
-import type { TunnelRecord } from "./log.ts";
+import { type Bytes, type Encoding, parseEnvelopeHeader, readHead } from "./envelope.ts";
+import { clientKey, createRateLimiter } from "./rate_limit.ts";
+import {
+  createStreamSlots,
+  isSmallBody,
+  RequestBody,
+  SMALL_BODY_BYTES,
+  type StopCause,
+} from "./body.ts";
 import {
   clientAddress,
+  contentEncoding,
   contentLength,
-  decoderFormat,
   HEADER_MISSING,
-  NOT_DECODABLE,
   precheck,
   rateLimited,
   type Rejection,
-  stoppedRejection,
+  relayedHeaders,
+  tooLarge,
   upstreamHeaders,
 } from "./policy.ts";
-import { answer, postEnvelope, relayResponse } from "./upstream.ts";
 
-// Taken when this module is evaluated, before monitoring may wrap `globalThis.fetch` to record
-// breadcrumbs: envelopes the tunnel forwards are not the app's own requests.
+// Taken when this module loads, before monitoring may wrap `globalThis.fetch` for breadcrumbs:
+// the envelopes the tunnel forwards are not the app's own requests.
 const platformFetch = globalThis.fetch;
 
 /** What the tunnel needs to know; the app builds it from its `Config`. */
@@ -46,13 +47,23 @@ export interface TunnelOptions {
   readonly trustProxy: boolean;
   /** Envelopes per client address per minute; 0 or absent: no limit. */
   readonly rateLimit?: number;
-  /** Upstream fetch; tests and the dev inbox pass their own. By default the platform's fetch
-   * as it was when this module loaded (it honours HTTP(S)_PROXY, NO_PROXY and DENO_CERT). */
+  /** Upstream fetch (tests, the dev inbox); by default the platform's, which honours
+   * HTTP(S)_PROXY, NO_PROXY and DENO_CERT. */
   readonly fetch?: typeof fetch;
   /** Large bodies (over 64 KiB, or chunked) streamed at once; the rest wait, unread. */
   readonly maxLargeBodies?: number;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
+}
+
+/** Why one envelope was not delivered; the app writes it to the request log. */
+export interface TunnelRecord {
+  readonly msg: "tunnel";
+  /** The one-line reason the client was given. */
+  readonly reason: string;
+  readonly status: number;
+  /** Body size: declared by Content-Length, else as far as it was read. */
+  readonly bytes: number;
 }
 
 /** A request handler as `Deno.serve` calls it; the app also passes the request's id. */
@@ -62,21 +73,13 @@ export type TunnelHandler = (
   ctx?: { readonly requestId?: string },
 ) => Promise<Response>;
 
-// A compressed header line of 64 KiB is at most a little over 64 KiB on the wire; this bound
-// stops bodies of empty deflate blocks that never produce a line.
-const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
-
-// Each large body in flight holds a few MB (read buffers, the upstream request, their garbage
-// until V8 collects it); 8 keep one core busy with 1 MiB uploads, and 200 uploads at once
-// within 250 MB.
-/** Large bodies streamed at once by default. */
+/** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads, and 200
+ * uploads at once within 250 MB. */
 export const DEFAULT_LARGE_BODIES = 8;
 
-/** The envelope header line, and every body byte read to find it. */
-interface Head {
-  readonly line: Uint8Array;
-  readonly read: ReadBytes;
-}
+// The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
+const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
+const TEXT = "text/plain; charset=utf-8";
 
 /**
  * Build the tunnel handler.
@@ -92,165 +95,160 @@ interface Head {
  * Deno.serve((req, info) => tunnel(req, info));
  */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
+  const { allowedDsns, maxBodyBytes, timeoutMs } = options;
   const upstreamFetch = options.fetch ?? platformFetch;
-  // Built once: every envelope for a DSN goes to the same URL.
-  const envelopeUrls = new Map(options.allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
+  const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const takeSlot = createStreamSlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
-  const limiter: RateLimiter | undefined = options.rateLimit
-    ? createRateLimiter({ limit: options.rateLimit })
-    : undefined;
-  const limits = {
-    enabled: options.allowedDsns.length > 0,
-    maxBodyBytes: options.maxBodyBytes,
-    timeoutMs: options.timeoutMs,
-  };
-
-  function reject(requestId: string | undefined, rejection: Rejection, bytes: number) {
-    const { status, reason } = rejection;
-    options.log({ msg: "tunnel", reason, status, bytes }, requestId);
-    const headers = { ...rejection.headers, "content-type": "text/plain; charset=utf-8" };
-    return answer(encoder.encode(`${reason}\n`), status, headers);
-  }
+  const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
+  const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */
   async function forward(
     body: RequestBody,
-    format: HeadFormat | null,
+    encoding: Encoding | null,
     headers: Record<string, string>,
-    signal: AbortSignal,
   ): Promise<Response | Rejection> {
-    const head = format === null ? await readPlainHead(body) : await readEncodedHead(body, format);
-    if ("status" in head) return head;
-    const header = parseEnvelopeHeader(head.line);
-    if (!header.ok) return { status: 400, reason: header.reason };
-    const dsn = findAllowedDsn(header.dsn, options.allowedDsns);
+    const head = await readHead(() => body.next(), encoding);
+    if (!("line" in head)) return head;
+    const named = parseEnvelopeHeader(head.line);
+    if (typeof named === "string") return { status: 400, reason: named };
+    const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    const url = envelopeUrls.get(dsn)!;
-    // A chunked body that ends within the small-body size is sent whole too: with a
-    // Content-Length, and replayable if the first connection fails.
-    const read = head.read;
-    while (!body.done && body.declared === null && read.length <= SMALL_BODY_BYTES) {
+    // A chunked body that ends within the small size is sent whole too: with a Content-Length,
+    // and replayable if the first connection fails.
+    const { raw } = head;
+    while (!body.done && body.declared === null && raw.length <= SMALL_BODY_BYTES) {
       const chunk = await body.next();
-      if (chunk !== undefined) read.append(chunk);
+      if (chunk !== undefined) raw.append(chunk);
     }
-    const sent = body.done ? read.bytes() : body.stream(read.bytes());
+    const sent = body.done ? raw.bytes() : body.stream(raw.bytes());
     try {
-      return await relayResponse(await postEnvelope(upstreamFetch, url, sent, headers, signal));
+      const url = envelopeUrls.get(dsn)!;
+      return await relay(await post(upstreamFetch, url, sent, headers, body.upstream.signal));
     } catch (error) {
-      // Stopped by the tunnel itself (timeout, client gone, body too large): the caller answers.
-      if (body.cause !== undefined && body.cause !== "abandoned") throw new BodyStopped();
+      // Cut short by the tunnel (timeout, client gone, too large): the caller answers.
+      if (body.cause !== undefined && body.cause !== "abandoned") throw error;
       if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
       throw error;
     }
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const requestId = ctx?.requestId;
-    const headers = req.headers;
-    const declared = contentLength(headers);
-    const format = decoderFormat(headers.get("content-encoding"));
-    const clientIp = clientAddress(headers, info.remoteAddr, options.trustProxy);
-    const early = precheck(limits, declared, format) ??
-      overLimit(limiter, clientIp, performance.now());
-    const empty = declared === 0 || (declared === null && req.body === null);
-    if (early !== undefined || format === "unsupported" || empty) {
-      // Not reading the body at all is the point (an oversized upload is refused unread).
-      req.body?.cancel().catch(ignore);
-      return reject(requestId, early ?? HEADER_MISSING, declared ?? 0);
+    const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
+      options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
+      return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });
+    };
+    const declared = contentLength(req.headers);
+    const encoding = contentEncoding(req.headers.get("content-encoding"));
+    const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
+    let early = precheck(limits, declared, encoding);
+    if (early === undefined && limiter !== undefined && clientIp !== undefined) {
+      const decision = limiter.take(clientKey(clientIp), performance.now());
+      if (!decision.allowed) early = rateLimited(decision.retryAfterSeconds);
     }
-    // Cutting the body short (timeout, cap, client gone) also stops the upstream request.
-    const upstream = new AbortController();
-    const body = new RequestBody(req, declared, options.maxBodyBytes, () => upstream.abort());
-    // One timer per envelope, cleared when it ends: AbortSignal.timeout's timer would outlive
-    // the exchange until it fires, 30 s of them under load.
-    const deadline = setTimeout(() => body.stop("timeout"), options.timeoutMs);
+    // `req.body` is not touched for a small body with a length: it would build a stream.
+    const empty = declared === 0 || (declared === null && req.body === null);
+    if (early !== undefined || encoding === "unsupported" || empty) {
+      req.body?.cancel().catch(() => {}); // refused unread, however large
+      return refuse(early ?? HEADER_MISSING, declared ?? 0);
+    }
+    const body = new RequestBody(req, declared, maxBodyBytes);
+    // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
+    const deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
     const slot = isSmallBody(declared) ? undefined : takeSlot();
     try {
-      // Waiting for a slot counts against the deadline: a 408 if it never comes.
+      // Waiting for a slot counts against the deadline: a 408 if none comes.
       if (slot !== undefined) await body.until(slot.ready);
-      const sent = upstreamHeaders(headers, clientIp);
-      const outcome = await forward(body, format, sent, upstream.signal);
+      const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
       const bytes = declared ?? body.received;
-      if (!(outcome instanceof Response)) return reject(requestId, outcome, bytes);
+      if (!(outcome instanceof Response)) return refuse(outcome, bytes);
       if (!outcome.ok) {
-        const record = { msg: "tunnel", reason: "ingest refused the envelope", bytes } as const;
-        options.log({ ...record, status: outcome.status }, requestId);
+        const { status } = outcome;
+        options.log(
+          { msg: "tunnel", reason: "ingest refused the envelope", status, bytes },
+          ctx?.requestId,
+        );
       }
       return outcome;
     } catch (error) {
-      if (!(error instanceof BodyStopped)) throw error;
-      // Once every byte was read, a timeout is the ingest's (504), before it the client's (408).
-      const rejection = stoppedRejection(body.cause, body.done, limits);
-      return reject(requestId, rejection, declared ?? body.received);
+      if (body.cause === undefined || body.cause === "abandoned") throw error;
+      return refuse(stopped(body.cause, body.done), declared ?? body.received);
     } finally {
       clearTimeout(deadline);
       slot?.release();
-      // A read still pending (the ingest answered before taking the whole body) now fails, so a
-      // truncated chunked body is never ended cleanly upstream.
       body.release();
     }
   };
-}
 
-/** The 429 for a client over its budget, if there is a limit. */
-function overLimit(
-  limiter: RateLimiter | undefined,
-  clientIp: string | undefined,
-  nowMs: number,
-): Rejection | undefined {
-  if (limiter === undefined || clientIp === undefined) return undefined;
-  const decision = limiter.take(clientKey(clientIp), nowMs);
-  return decision.allowed ? undefined : rateLimited(decision.retryAfterSeconds);
-}
-
-/** Read until the envelope header line is complete, scanning each chunk once as it comes. */
-async function readPlainHead(body: RequestBody): Promise<Head | Rejection> {
-  const read = new ReadBytes();
-  for (;;) {
-    const seen = read.length;
-    const chunk = await body.next();
-    if (chunk === undefined) return HEADER_MISSING;
-    read.append(chunk);
-    const end = findHeaderEnd(chunk, seen);
-    if (end.kind === "found") {
-      return { line: read.bytes().subarray(0, end.offset), read };
+  /** The answer to a transfer the tunnel cut short. */
+  function stopped(cause: StopCause, allRead: boolean): Rejection {
+    if (cause === "too-large") return tooLarge(maxBodyBytes);
+    if (cause !== "timeout") {
+      // Nobody reads this answer; the status labels the log line.
+      return { status: 400, reason: "client closed the connection before the body was complete" };
     }
-    if (end.kind === "too-long") return HEADER_MISSING;
+    // Once every byte was read, the wait is the ingest's (504); before, the client's (408).
+    return allRead
+      ? { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` }
+      : { status: 408, reason: `envelope body not received within ${timeoutMs} ms` };
   }
 }
 
 /**
- * Decompress only as much of the body as it takes to see the header line; the raw bytes are
- * kept so the original compressed body is what gets forwarded.
+ * POST an envelope, never following a redirect. A body held whole is sent once more when fetch
+ * failed without an answer (a TypeError) and not through `signal`: refused, or reset before the
+ * answer began. Fetch itself resends what a reused keep-alive connection lost as the ingest
+ * closed it; this covers fresh connections. A stream cannot be replayed, and nothing is sent
+ * again once an answer started.
  */
-async function readEncodedHead(body: RequestBody, format: HeadFormat): Promise<Head | Rejection> {
-  const read = new ReadBytes();
-  const decoder = await createHeaderLineDecoder(format, MAX_HEADER_BYTES);
+async function post(
+  upstreamFetch: typeof fetch,
+  url: string,
+  body: Bytes | ReadableStream<Bytes>,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
+  const init = { method: "POST", headers, body, redirect: "manual", signal, duplex: "half" };
   try {
-    for (;;) {
-      const seen = read.length;
-      const chunk = await body.next();
-      if (chunk !== undefined) read.append(chunk);
-      const room = MAX_ENCODED_HEADER_BYTES - seen;
-      let outcome = chunk !== undefined && room > 0
-        ? await decoder.push(chunk.subarray(0, room))
-        : undefined;
-      // The body ended, or no line within the encoded cap: what was decoded decides.
-      if (
-        outcome === undefined ||
-        (outcome.kind === "more" && read.length >= MAX_ENCODED_HEADER_BYTES)
-      ) {
-        outcome = await decoder.end();
-      }
-      if (outcome.kind === "line") return { line: outcome.line, read };
-      if (outcome.kind === "corrupt") return NOT_DECODABLE;
-      if (outcome.kind === "missing") return HEADER_MISSING;
+    return await upstreamFetch(url, init as RequestInit);
+  } catch (error) {
+    if (!(body instanceof Uint8Array) || !(error instanceof TypeError) || signal.aborted) {
+      throw error;
     }
-  } finally {
-    decoder.dispose();
+    return await upstreamFetch(url, init as RequestInit);
   }
 }
 
-const encoder = new TextEncoder();
-
-function ignore(): void {}
+/** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
+async function relay(upstream: Response): Promise<Response | Rejection> {
+  const { status } = upstream;
+  if (upstream.type === "opaqueredirect" || (status >= 300 && status < 400)) {
+    await upstream.body?.cancel();
+    return { status: 502, reason: "ingest answered with a redirect" };
+  }
+  const { json, headers } = relayedHeaders(upstream.headers);
+  if (!json || status === 204 || status === 205) {
+    await upstream.body?.cancel();
+    const text = status === 204 || status === 205 ? null : `ingest answered ${status}\n`;
+    return new Response(text, { status, headers });
+  }
+  // A declared length bounds the body, unless fetch decompresses it on the way in.
+  const declared = contentLength(upstream.headers);
+  if (
+    declared !== null && declared <= MAX_UPSTREAM_RESPONSE_BYTES &&
+    !upstream.headers.has("content-encoding")
+  ) {
+    return new Response(await upstream.bytes(), { status, headers });
+  }
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of upstream.body ?? []) {
+    length += chunk.byteLength;
+    // Leaving the loop cancels the rest.
+    if (length > MAX_UPSTREAM_RESPONSE_BYTES) {
+      return { status: 502, reason: "ingest response too large" };
+    }
+    chunks.push(chunk);
+  }
+  return new Response(new Blob(chunks as Uint8Array<ArrayBuffer>[]), { status, headers });
+}

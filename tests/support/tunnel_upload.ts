@@ -5,8 +5,11 @@
 import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/tunnel/dsn.ts";
-import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
-import type { TunnelRecord } from "../../server/tunnel/log.ts";
+import {
+  createTunnelHandler,
+  type TunnelOptions,
+  type TunnelRecord,
+} from "../../server/tunnel/handler.ts";
 
 /** One mebibyte, the unit of every body size in the tunnel tests. */
 export const MiB = 1024 * 1024;

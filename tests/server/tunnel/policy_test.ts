@@ -1,20 +1,31 @@
 import assert from "node:assert/strict";
 import {
   clientAddress,
-  decoderFormat,
+  contentEncoding,
+  contentLength,
   precheck,
   rateLimited,
-  relayFor,
-  stoppedRejection,
+  relayedHeaders,
 } from "../../../server/tunnel/policy.ts";
 
-Deno.test("decoderFormat: known encodings only, whatever the client's string", () => {
-  assert.equal(decoderFormat(null), null);
-  assert.equal(decoderFormat(" Identity "), null);
-  assert.equal(decoderFormat("X-GZIP"), "gzip");
-  assert.equal(decoderFormat("br"), "br");
+Deno.test("contentEncoding: known encodings only, whatever the client's string", () => {
+  assert.equal(contentEncoding(null), null);
+  assert.equal(contentEncoding(" Identity "), null);
+  assert.equal(contentEncoding("X-GZIP"), "gzip");
+  assert.equal(contentEncoding("br"), "br");
   for (const hostile of ["__proto__", "constructor", "toString", "gzip, br", "zstd"]) {
-    assert.equal(decoderFormat(hostile), "unsupported", hostile);
+    assert.equal(contentEncoding(hostile), "unsupported", hostile);
+  }
+});
+
+Deno.test("contentLength: a plain number, or one number repeated; anything else is none", () => {
+  const length = (value: string) => contentLength(new Headers({ "content-length": value }));
+  assert.equal(contentLength(new Headers()), null);
+  assert.equal(length("42"), 42);
+  assert.equal(length("42, 42"), 42);
+  assert.equal(length("61,061"), 61);
+  for (const bad of ["42, 43", "-1", "1e3", "0x10", "1234567890123456", "42,"]) {
+    assert.equal(length(bad), null, bad);
   }
 });
 
@@ -35,17 +46,8 @@ Deno.test("rateLimited: the SDK's header format, all categories", () => {
   });
 });
 
-Deno.test("stoppedRejection: a stalled body is 408, a slow ingest 504", () => {
-  const limits = { maxBodyBytes: 10, timeoutMs: 5 };
-  assert.equal(stoppedRejection("timeout", false, limits).status, 408);
-  assert.equal(stoppedRejection("timeout", true, limits).status, 504);
-  assert.equal(stoppedRejection("too-large", false, limits).status, 413);
-  assert.equal(stoppedRejection("client", false, limits).status, 400);
-});
-
-Deno.test("relayFor: JSON bodies pass; HTML and anything else become a text reason", () => {
-  const html = relayFor(
-    503,
+Deno.test("relayedHeaders: only the rate-limit headers; JSON bodies pass, anything else does not", () => {
+  const html = relayedHeaders(
     new Headers({
       "content-type": "text/html",
       "retry-after": "5",
@@ -53,18 +55,19 @@ Deno.test("relayFor: JSON bodies pass; HTML and anything else become a text reas
       "x-sentry-rate-limits": "5::organization",
     }),
   );
-  assert.equal(html.passBody, false);
-  assert.equal(html.text, "ingest answered 503\n");
-  assert.deepEqual(html.headers, {
-    "content-type": "text/plain; charset=utf-8",
-    "retry-after": "5",
-    "x-sentry-rate-limits": "5::organization",
+  assert.deepEqual(html, {
+    json: false,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "retry-after": "5",
+      "x-sentry-rate-limits": "5::organization",
+    },
   });
-  const json = relayFor(200, new Headers({ "content-type": "application/json; charset=utf-8" }));
-  assert.equal(json.passBody, true);
+  const json = relayedHeaders(new Headers({ "content-type": "application/json; charset=utf-8" }));
+  assert.equal(json.json, true);
   assert.equal(json.headers["content-type"], "application/json");
-  assert.equal(relayFor(200, new Headers({ "content-type": "application/jsonp" })).passBody, false);
-  assert.equal(relayFor(200, new Headers()).passBody, false);
+  assert.equal(relayedHeaders(new Headers({ "content-type": "application/jsonp" })).json, false);
+  assert.equal(relayedHeaders(new Headers()).json, false);
 });
 
 Deno.test("clientAddress: the socket, or the entry the trusted proxy added to X-Forwarded-For", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createStreamSlots } from "../../../server/tunnel/stream_slots.ts";
+import { createStreamSlots } from "../../../server/tunnel/body.ts";
 
 /** Whether `promise` has settled by the time queued reactions have run. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
