@@ -21,9 +21,8 @@ import type { RenderedPages } from "./page/rendered_pages.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
 import { internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
-import type { ContextHandler, Handler } from "./http/request_context.ts";
+import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
 import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
-import { onDenoDeploy } from "./http/security_headers.ts";
 import { caught, type Report, type Route, route, serveRoutes } from "./http/serve_routes.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
 

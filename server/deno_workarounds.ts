@@ -22,37 +22,32 @@ export class InFlight {
   }
 
   /**
-   * Wrap a handler so each call counts from its start until its response (or error) is ready,
-   * which for the tunnel is after the whole body was read and forwarded.
+   * Wrap a handler so each call counts until its response (or error) is ready, which for the
+   * tunnel is after the whole body was read and forwarded.
    */
   track(handler: Handler): Handler {
     return (req, info) => {
       this.#count++;
-      let result: ReturnType<Handler>;
       try {
-        result = handler(req, info);
+        const res = handler(req, info);
+        if (res instanceof Promise) return res.finally(() => this.#done());
+        this.#done();
+        return res;
       } catch (error) {
         this.#done();
         throw error;
       }
-      if (!(result instanceof Promise)) {
-        this.#done();
-        return result;
-      }
-      return result.finally(() => this.#done());
     };
   }
 
   /** Resolves true once no handler is running, or false when `timeoutMs` passes first. */
   async idle(timeoutMs: number): Promise<boolean> {
     if (this.#count === 0) return true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer;
     const late = new Promise<false>((resolve) => timer = setTimeout(resolve, timeoutMs, false));
-    try {
-      return await Promise.race([this.#idle.promise.then(() => true), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const idle = await Promise.race([this.#idle.promise.then(() => true), late]);
+    clearTimeout(timer);
+    return idle;
   }
 
   #done(): void {
@@ -69,26 +64,20 @@ export class InFlight {
 //    global `Deno.addSignalListener` after the entry module has loaded: serve.ts holds that
 //    registration here and runs Deno's listener itself once its own requests are done.
 
-/** Deno's own shutdown listeners, held back until {@link HeldShutdown.release}. */
-export interface HeldShutdown {
-  /** Run the held listeners (the server's graceful shutdown); later calls do nothing. */
-  release(): void;
-}
-
 /**
  * From now on, keep the listeners for `signals` registered through `Deno.addSignalListener`
  * instead of registering them; put the function back once each signal has one. Call it after
- * registering your own listeners and before the module finishes loading.
+ * registering your own listeners and before the module finishes loading. `release` runs the
+ * held listeners (Deno's graceful shutdown) once.
  *
  * @example
  * const denoShutdown = holdServeShutdown(["SIGINT", "SIGTERM"]);
  * onStopRequest(async () => { await inFlight.idle(10_000); denoShutdown.release(); });
  */
-export function holdServeShutdown(signals: readonly Deno.Signal[]): HeldShutdown {
+export function holdServeShutdown(signals: readonly Deno.Signal[]): { release(): void } {
   const original = Deno.addSignalListener;
   const held: (() => void)[] = [];
   const seen = new Set<Deno.Signal>();
-  let released = false;
   Deno.addSignalListener = (signal, listener) => {
     if (!signals.includes(signal)) return original(signal, listener);
     held.push(listener);
@@ -97,10 +86,8 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): HeldShutdown
   };
   return {
     release() {
-      if (released) return;
-      released = true;
       Deno.addSignalListener = original;
-      for (const listener of held) listener();
+      for (const listener of held.splice(0)) listener();
     },
   };
 }
@@ -110,7 +97,7 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): HeldShutdown
 //    good: the listening socket closes and `finished` rejects, so the process would exit 1
 //    (denoland/deno#10148 asked for accept to back off and retry, as hyper and Node do). Here the
 //    failure is logged once, open connections keep being served, and the same address is
-//    listened on again, with backoff, until descriptors are free.
+//    listened on again every second until descriptors are free.
 
 /** Where and how to listen. */
 export interface ListenOptions {
@@ -131,7 +118,7 @@ export interface Listening {
   shutdown(): Promise<void>;
 }
 
-const RETRY_MS = { min: 100, max: 2_000 };
+const RETRY_MS = 1_000;
 // An outage is over once a new listener has run this long without failing.
 const RECOVERED_AFTER_MS = 5_000;
 
@@ -145,14 +132,13 @@ const RECOVERED_AFTER_MS = 5_000;
  */
 export function listen(options: ListenOptions, handler: Handler): Listening {
   const log = options.log ?? ((line: string) => console.error(line));
-  // Every server ever started: an old one still serves the connections it accepted.
+  // Every server started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
   let stopping = false;
   let outage = false;
-  let waitMs = RETRY_MS.min;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const start = (port: number, onListen: (addr: Deno.NetAddr) => void) => {
+  const serve = (port: number, onListen: (addr: Deno.NetAddr) => void) => {
     const server = Deno.serve(
       { hostname: options.hostname, port, onListen, onError: options.onError },
       handler,
@@ -160,48 +146,40 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
     servers.push(server);
     server.finished.catch((error) => {
       if (stopping) return;
-      if (outage) {
-        waitMs = Math.min(waitMs * 2, RETRY_MS.max);
-      } else {
-        outage = true;
-        waitMs = RETRY_MS.min;
+      if (!outage) {
         log(
           `server: accepting connections failed (${firstLine(error)}); connections already ` +
             `open are still served, new ones are refused until descriptors are free`,
         );
       }
+      outage = true;
       retry();
     });
-    if (outage) {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        outage = false;
-        log("server: accepting connections again");
-      }, RECOVERED_AFTER_MS);
-    }
     return server;
   };
 
+  // Listen again in a while; the outage is over if that listener then keeps running.
   const retry = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
       if (stopping) return;
       try {
-        start(addr.port, () => {});
+        serve(addr.port, () => {});
       } catch (error) {
         // With PORT=0 the permission covers port 0, not the port the first listen got.
         if (error instanceof Deno.errors.NotCapable) {
-          log(`server: cannot listen again: ${firstLine(error)}`);
-          return;
+          return log(`server: cannot listen again: ${firstLine(error)}`);
         }
-        // Still no descriptor for the listening socket; try again later.
-        waitMs = Math.min(waitMs * 2, RETRY_MS.max);
-        retry();
+        return retry(); // still no descriptor for the listening socket
       }
-    }, waitMs);
+      timer = setTimeout(() => {
+        outage = false;
+        log("server: accepting connections again");
+      }, RECOVERED_AFTER_MS);
+    }, RETRY_MS);
   };
 
-  const addr = start(options.port, (addr) => options.onListen?.(addr)).addr;
+  const addr = serve(options.port, (addr) => options.onListen?.(addr)).addr;
   return {
     addr,
     async shutdown() {

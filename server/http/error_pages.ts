@@ -1,34 +1,40 @@
 /**
- * Small error pages and plain responses for the cases a user can cause (400, 404, 405, 414,
- * 431) and the one they cannot (500). None of them ever includes internal detail such as a stack trace.
- *
- * The answer of last resort is here too, for `Deno.serve`'s `onError`: whatever escapes the
- * app's own handler (a bug in the handler chain, a wrapper such as the dev server) is logged,
- * within the failure log's limit, and answered with the generic 500 page instead of Deno's bare
- * one. It is not reported to Sentry: it may be a client's doing.
+ * Small error pages and plain answers for what a user can cause (400, 404, 405, 414, 431) and
+ * what they cannot (500), never with internal detail. The answer of last resort too: whatever
+ * escapes the app's handler is logged within the failure log's limit and answered with the
+ * generic 500 page instead of Deno's bare one; not reported to Sentry, as a client may cause it.
  */
 import { escapeHtml } from "./html.ts";
 import { defaultFailureLog } from "./failure_log.ts";
 import type { Handler } from "./request_context.ts";
 
-const HTML = "text/html; charset=utf-8";
+// An error answer, never cached, with its length.
+function answer(status: number, type: string, text: string, headers: Record<string, string> = {}) {
+  const body = new TextEncoder().encode(text);
+  return new Response(body, {
+    status,
+    headers: {
+      ...headers,
+      "content-type": type,
+      "cache-control": "no-store",
+      "content-length": String(body.length),
+    },
+  });
+}
 
-function page(status: number, title: string, message: string, headers: HeadersInit = {}) {
-  const body = `<!doctype html>
+// These pages run nothing and load nothing.
+const PAGE_CSP = "default-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+function page(status: number, title: string, message: string, headers = {}) {
+  const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${status} ${escapeHtml(title)}</title></head>
 <body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Home</a></p></body>
 </html>
 `;
-  const h = new Headers(headers);
-  h.set("content-type", HTML);
-  h.set("cache-control", "no-store");
-  // These pages run nothing and load nothing.
-  h.set("content-security-policy", "default-src 'none'; base-uri 'none'; frame-ancestors 'none'");
-  const bytes = new TextEncoder().encode(body);
-  h.set("content-length", String(bytes.length));
-  return new Response(bytes, { status, headers: h });
+  const csp = { "content-security-policy": PAGE_CSP };
+  return answer(status, "text/html; charset=utf-8", html, { ...headers, ...csp });
 }
 
 /** 404 page for a path nothing answers. */
@@ -38,9 +44,8 @@ export function notFound(): Response {
 
 /** 405 with the methods the path does answer. */
 export function methodNotAllowed(allow: readonly string[]): Response {
-  return page(405, "Method not allowed", `This address answers ${allow.join(", ")}.`, {
-    allow: allow.join(", "),
-  });
+  const methods = allow.join(", ");
+  return page(405, "Method not allowed", `This address answers ${methods}.`, { allow: methods });
 }
 
 /** Generic 500 page: the details go to logs and monitoring, never to the client. */
@@ -50,15 +55,7 @@ export function internalError(): Response {
 
 /** A plain-text answer with a one-line reason, for requests refused before routing. */
 export function plainError(status: number, reason: string): Response {
-  const bytes = new TextEncoder().encode(reason + "\n");
-  return new Response(bytes, {
-    status,
-    headers: {
-      "content-type": "text/plain; charset=utf-8",
-      "cache-control": "no-store",
-      "content-length": String(bytes.length),
-    },
-  });
+  return answer(status, "text/plain; charset=utf-8", reason + "\n");
 }
 
 /**

@@ -1,19 +1,28 @@
 /**
- * What the app knows about one request while it handles it, handed to its own handlers: the
- * request id (and how it is chosen) and path, and how to build the answer complete.
+ * What the app knows about one request while it handles it: its id, its path, whether HSTS is
+ * due, and how to build its answer with the headers every answer carries. Passed as an argument:
+ * a WeakMap keyed by the Request held about 30 MB more memory under load.
  *
- * Passed as an argument, not looked up: a WeakMap keyed by the Request held about 30 MB more
- * RSS under load (its entries live until a full collection).
- *
- * Every answer carries the security headers, HSTS when due, and the request id. Deno.serve
- * (2.9) prepares a new Response's headers for the wire in its constructor; reading or changing
- * `res.headers` afterwards drops that, and the headers are checked and converted a second time
- * on the way out. Adding the common headers after the handler had answered cost a page request
- * about a fifth of its CPU. So the app's own handlers (pages, static files, the app's refusals)
- * build their answers here, with every header at once, and the app leaves such an answer as it
- * is; any other answer (API routes, the tunnel) gets the common headers added afterwards.
+ * Deno.serve (2.9) prepares a new Response's headers for the wire in its constructor; changing
+ * `res.headers` afterwards costs a second conversion (a fifth of a page request's CPU). So the
+ * app's own handlers build their answers with {@link RequestContext.send}, every header at once,
+ * and only other answers (API routes, the tunnel) get the common headers added afterwards.
  */
-import { addSecurityHeaders, HSTS_VALUE, SECURITY_HEADERS } from "./security_headers.ts";
+
+/** When to send Strict-Transport-Security. */
+export type HstsMode = "auto" | "on" | "off";
+
+// A year, the value browsers' preload lists expect; subdomains are left to the operator.
+const HSTS_VALUE = "max-age=31536000";
+
+/** The headers every answer carries. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "strict-origin-when-cross-origin",
+  "cross-origin-opener-policy": "same-origin",
+  // The shell needs none of these powerful features; a screen that does can relax it here.
+  "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+});
 
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
@@ -33,14 +42,15 @@ export class RequestContext {
   readonly requestId: string;
   /** The path the app routed on (request_target.ts), for tracing and the log. */
   readonly path: string;
-  readonly #hsts: boolean;
+  readonly #common: Record<string, string>;
   #built: Response | undefined;
   #bytes: number | null = null;
 
   constructor(requestId: string, hsts: boolean, path: string) {
     this.requestId = requestId;
     this.path = path;
-    this.#hsts = hsts;
+    this.#common = { ...SECURITY_HEADERS, "x-request-id": requestId };
+    if (hsts) this.#common["strict-transport-security"] = HSTS_VALUE;
   }
 
   /**
@@ -56,26 +66,23 @@ export class RequestContext {
     headers: Readonly<Record<string, string>>,
     bytes: number | null = body instanceof Uint8Array ? body.length : null,
   ): Response {
-    const all: Record<string, string> = {
-      ...headers,
-      ...SECURITY_HEADERS,
-      "x-request-id": this.requestId,
-    };
-    if (this.#hsts) all["strict-transport-security"] = HSTS_VALUE;
-    const res = new Response(body, { status, headers: all });
-    this.#built = res;
+    this.#built = new Response(body, { status, headers: { ...headers, ...this.#common } });
     this.#bytes = bytes;
-    return res;
+    return this.#built;
   }
 
   /**
    * The answer with every common header: as it is when {@link send} built it, otherwise with
-   * them added (to a copy when its headers are immutable).
+   * them added (to a copy when its headers are immutable, as a redirect's or a fetched answer's).
    */
   complete(res: Response): Response {
     if (res === this.#built) return res;
-    res = addSecurityHeaders(res, this.#hsts);
-    res.headers.set("x-request-id", this.requestId);
+    try {
+      res.headers.set("x-request-id", this.requestId);
+    } catch {
+      res = new Response(res.body, res);
+    }
+    for (const [name, value] of Object.entries(this.#common)) res.headers.set(name, value);
     this.#built = res;
     // The size for the log, where the handler declared it.
     const length = Number(res.headers.get("content-length") ?? NaN);
@@ -87,6 +94,37 @@ export class RequestContext {
   get bytes(): number | null {
     return this.#bytes;
   }
+}
+
+/**
+ * Whether the request reached us over HTTPS: every request does with `httpsListener` (TLS, or a
+ * platform that terminates it), else only the first X-Forwarded-Proto value counts, and only
+ * with `trustProxy` (the operator's proxy). Never the scheme in `req.url`: over plain HTTP a
+ * client can send an absolute-form target (`GET https://a.example/ HTTP/1.1`), which Deno puts
+ * there. Browsers ignore HSTS received over HTTP (RFC 6797, 8.1), so erring that way is safe.
+ */
+export function isHttps(
+  req: Request,
+  transport: { readonly httpsListener: boolean; readonly trustProxy: boolean },
+): boolean {
+  if (transport.httpsListener) return true;
+  const proto = transport.trustProxy ? req.headers.get("x-forwarded-proto") : null;
+  return proto?.split(",")[0].trim().toLowerCase() === "https";
+}
+
+/** Whether Strict-Transport-Security goes on this answer. */
+export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
+  return options.hsts === "on" || (options.hsts === "auto" && options.https);
+}
+
+/**
+ * Whether this process runs on Deno Deploy (DENO_DEPLOYMENT_ID is set), which terminates TLS
+ * for it. Elsewhere the variable is not in the allow list, so it is read only if allowed.
+ */
+export function onDenoDeploy(): boolean {
+  const variable = "DENO_DEPLOYMENT_ID";
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return false;
+  return (Deno.env.get(variable) ?? "") !== "";
 }
 
 // Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.

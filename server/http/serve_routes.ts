@@ -9,7 +9,7 @@ import { RequestContext, requestIdFor } from "./request_context.ts";
 import { internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { formatRecord, type LogFormat } from "./request_log.ts";
-import { hstsDue, type HstsMode, isHttps } from "./security_headers.ts";
+import { hstsDue, type HstsMode, isHttps } from "./request_context.ts";
 
 /** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 export interface Route {
