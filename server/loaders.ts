@@ -16,4 +16,6 @@
 import type { Loaders } from "./page/handler.ts";
 
 /** Every page loader, by page path. The shell ships none. */
-export const loaders: Loaders = {};
+export const loaders: Loaders = {
+  // "/account": (req, ctx) => ({ requestId: ctx.requestId }),
+};

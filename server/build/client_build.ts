@@ -79,8 +79,8 @@ export async function hashInputs(mode: string): Promise<string> {
     "deno.lock",
     ...await under("client"),
     ...await under("server/build"),
-    // A production build also renders the pages.
-    ...mode === "production" ? await under("server/page") : [],
+    // A production build also renders the pages: all but those with a loader.
+    ...mode === "production" ? [...await under("server/page"), "server/loaders.ts"] : [],
   ].sort();
   const parts: BlobPart[] = [mode];
   for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));

@@ -51,12 +51,15 @@ export function startDevTools(config: Config): DevTools {
 
 // Not imported above: the inbox alone (DEV_INBOX without DEV_MODE) never loads React.
 async function renderPages(failed: Map<string, Failure>): Promise<RenderedPages> {
-  const [{ renderPage }, { routes, App }] = await Promise.all([
+  const [{ renderPage }, { routes, App }, { loaders }] = await Promise.all([
     import("../page/render.ts"),
     import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
+    import("../loaders.ts"),
   ]);
   const pages = new Map<string, RenderedPage>();
   for (const [path, page] of routes.pages) {
+    // Pages with a loader render per request, with their data.
+    if (Object.hasOwn(loaders, path)) continue;
     try {
       pages.set(path, renderPage(page, App));
     } catch (error) {

@@ -70,7 +70,7 @@ export async function createServerApp(env = readEnv()) {
       transport: dev?.transport,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
-  const live = await livePages(pages);
+  const live = await livePages();
   const app = createApp({
     config,
     manifest,
@@ -88,20 +88,20 @@ export async function createServerApp(env = readEnv()) {
  * The pages with loaders (server/loaders.ts), with what renders them per request: React's
  * server renderer and the server's bundle of the pages, loaded only when some page has one.
  */
-async function livePages(pages: RenderedPages): Promise<LivePages | undefined> {
+async function livePages(): Promise<LivePages | undefined> {
   const { loaders } = await import("../loaders.ts");
   const paths = Object.keys(loaders);
   if (paths.length === 0) return undefined;
-  const unknown = paths.find((path) => !pages.pages.has(path));
+  const [{ renderPageStream }, { routes, App }] = await Promise.all([
+    import("../page/render.ts"),
+    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
+  ]);
+  const unknown = paths.find((path) => !routes.pages.has(path));
   if (unknown !== undefined) {
     throw new StartupError(
       `server/loaders.ts: ${unknown} has a loader but no page in client/routes.tsx`,
     );
   }
-  const [{ renderPageStream }, { routes, App }] = await Promise.all([
-    import("../page/render.ts"),
-    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
-  ]);
   return {
     loaders,
     routes,

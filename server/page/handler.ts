@@ -151,12 +151,11 @@ export function createPageHandlers(
       answer(ctx);
   const pages = new Map<string, ContextHandler>();
   for (const [path, page] of deps.pages.pages) {
-    const loader = deps.live?.loaders[path];
-    const live = deps.live?.routes.pages.get(path);
-    const handler = loader && live
-      ? withLoader(live, loader, deps.live!)
-      : prerenderedHandler(prerendered(page, 200, true));
-    pages.set(path, handler);
+    pages.set(path, prerenderedHandler(prerendered(page, 200, true)));
+  }
+  const live = deps.live;
+  for (const [path, loader] of Object.entries(live?.loaders ?? {})) {
+    pages.set(path, withLoader(live!.routes.pages.get(path)!, loader, live!));
   }
   return { pages, notFound, error: () => errorPage() };
 }

@@ -12,15 +12,21 @@ export type Shell = typeof App;
 import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 
 /**
- * The HTML of each page of `routes`.
+ * The HTML of each page of `routes` but those with a loader (`live`), which render per request.
  *
  * @example
  * const { routes, App } = await import(SERVER_BUNDLE_URL);
- * const rendered = renderPages(routes, App);
+ * const rendered = renderPages(routes, App, new Set(Object.keys(loaders)));
  */
-export function renderPages(routes: Routes, shell: Shell): RenderedPages {
+export function renderPages(
+  routes: Routes,
+  shell: Shell,
+  live: ReadonlySet<string> = new Set(),
+): RenderedPages {
   const pages = new Map<string, RenderedPage>();
-  for (const [path, page] of routes.pages) pages.set(path, renderPage(page, shell));
+  for (const [path, page] of routes.pages) {
+    if (!live.has(path)) pages.set(path, renderPage(page, shell));
+  }
   return {
     pages,
     notFound: renderPage(routes.notFound, shell),

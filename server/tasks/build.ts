@@ -16,11 +16,13 @@ try {
     const manifest = await build("production");
     // React picks its production build by NODE_ENV when it loads: set first, imported after.
     Deno.env.set("NODE_ENV", "production");
-    const [{ renderPages }, { routes, App }] = await Promise.all([
+    const [{ renderPages }, { routes, App }, { loaders }] = await Promise.all([
       import("../page/render.ts"),
       import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
+      import("../loaders.ts"),
     ]);
-    await writeRenderedPages(renderPages(routes, App));
+    // Pages with a loader render per request, with their data.
+    await writeRenderedPages(renderPages(routes, App, new Set(Object.keys(loaders))));
     const ms = Math.round(performance.now() - started);
     console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
   }
