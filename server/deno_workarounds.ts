@@ -99,22 +99,19 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): { release():
 //    failure is logged once, open connections keep being served, and the same address is
 //    listened on again every second until descriptors are free.
 
-/** Where and how to listen. */
+/** Where and how to listen; `log` gets the two lines of an outage (console.error by default). */
 export interface ListenOptions {
   readonly hostname: string;
   readonly port: number;
   /** Called once, on the first successful listen. */
   readonly onListen?: (addr: Deno.NetAddr) => void;
-  /** The answer when the handler throws (Deno.serve's `onError`). */
   readonly onError?: (error: unknown) => Response | Promise<Response>;
-  /** Receives the two lines of an outage: when it starts and when it is over. */
   readonly log?: (line: string) => void;
 }
 
-/** A server that keeps listening; `shutdown` is `Deno.serve`'s graceful one. */
+/** A server that keeps listening; `shutdown` is `Deno.serve`'s graceful one, for every listener. */
 export interface Listening {
   readonly addr: Deno.NetAddr;
-  /** Stop listening, let open requests finish and close idle connections. */
   shutdown(): Promise<void>;
 }
 

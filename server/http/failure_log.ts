@@ -76,11 +76,9 @@ export class ErrorLimit {
   }
 }
 
-// Caps on each part of a key: a message can embed request data of any length.
+// Caps on the parts of a key: a message can embed request data of any length.
 const MAX_NAME = 100;
 const MAX_MESSAGE = 200;
-const MAX_FRAME = 200;
-const KEY_FRAMES = 3;
 
 /**
  * What makes two errors "the same": the type and the top three stack frames without line and
@@ -97,17 +95,9 @@ export function errorKey(error: unknown): string {
     const name = String(error.name).slice(0, MAX_NAME);
     const message = String(error.message);
     const stack = typeof error.stack === "string" ? error.stack : "";
-    const frames = [];
-    let start = stack.indexOf("\n    at ", framesStart(stack, message));
-    while (start !== -1 && frames.length < KEY_FRAMES) {
-      const end = stack.indexOf("\n", start + 1);
-      const frame = stack.slice(
-        start + 5,
-        Math.min(end === -1 ? Infinity : end, start + 5 + MAX_FRAME),
-      );
-      frames.push(frame.replace(/:\d+:\d+(\)?)$/, "$1"));
-      start = end === -1 ? -1 : stack.indexOf("\n    at ", end);
-    }
+    // Each cut, and without line and column: a frame can be as long as a function's name.
+    const frames = (stack.slice(framesStart(stack, message)).match(/\n {4}at [^\n]{0,200}/g) ?? [])
+      .slice(0, 3).map((frame) => frame.slice(5).replace(/:\d+:\d+(\)?)$/, "$1"));
     if (frames.length > 0) return `${name} @ ${frames.join(" < ")}`;
     return `${name}: ${message.slice(0, MAX_MESSAGE)}`;
   } catch {

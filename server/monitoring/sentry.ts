@@ -22,22 +22,13 @@ import { escapeHtml } from "../http/html.ts";
 import { reportable } from "./reportable.ts";
 import type { Monitoring } from "./monitoring.ts";
 
-export type { Monitoring };
-
-/** Longest string value (an exception's message, for one) an event carries. */
-export const MAX_VALUE_LENGTH = 8 * 1024;
-
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
   readonly transport?: Sentry.DenoOptions["transport"];
   /** How many incoming "sampled" traces are honoured per second, beyond the server's rate. */
   readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
-  /**
-   * The app's own SDK options (server/sentry_options.ts): `beforeSend`, `ignoreErrors`, extra
-   * `integrations` and the like. The DSN, release, environment, transport and sampling stay the
-   * server's.
-   */
+  /** The app's own SDK options (server/sentry_options.ts), but DSN, release and sampling. */
   readonly sentryOptions?: Partial<Sentry.DenoOptions>;
 }
 
@@ -66,9 +57,8 @@ export function startMonitoring(
     transport: options.transport ?? splitTransport,
     // No cookies, Authorization or client address unless the app opts in.
     sendDefaultPii: app.sendDefaultPii ?? false,
-    // A message can quote a client's input whole (`new URL(input)` does); unset, a 5 MB message
-    // made a 5 MB event.
-    maxValueLength: MAX_VALUE_LENGTH,
+    // A message can quote a client's input whole (`new URL(input)` does).
+    maxValueLength: 8 * 1024,
     sendClientReports: app.sendClientReports ?? true,
     // The SDK's defaults, less the `Deno.serve` wrapper (requests are wrapped below, without
     // re-chunking every answer), database and framework instrumentations, and context lines.
@@ -90,19 +80,17 @@ export function startMonitoring(
     ],
   });
 
-  // What the SDK dropped (a full buffer, a rate limit, a filter) is counted by its client but
-  // sent only by `_flushOutcomes`, which @sentry/deno never calls (Node's does every minute).
-  // Here: at every flush, and with the first envelope a minute after the last report.
+  // What the SDK dropped (a full buffer, a rate limit) is counted but sent only by
+  // `_flushOutcomes`, which @sentry/deno never calls (Node's does every minute). Here: at every
+  // flush, and with the first envelope a minute after the last report.
   const outcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
   let reportedAt = performance.now();
-  const sendClientReport = () => {
-    reportedAt = performance.now();
-    outcomes?._flushOutcomes?.();
-  };
+  const sendClientReport = () => (reportedAt = performance.now(), outcomes?._flushOutcomes?.());
   client?.on("flush", sendClientReport);
-  client?.on("beforeEnvelope", () => {
-    if (performance.now() - reportedAt >= 60_000) sendClientReport();
-  });
+  client?.on(
+    "beforeEnvelope",
+    () => performance.now() - reportedAt >= 60_000 && sendClientReport(),
+  );
 
   const limit = new ErrorLimit(
     {},
