@@ -130,7 +130,8 @@ Deno.test({
     // hydration error, with the component stack of the element that did not match.
     await using proxy = startRewritingProxy(
       monitored.url,
-      (html) => html.replace("<h1>It works</h1>", "<h1>It worked</h1>"),
+      // The first text in the page's <main>, whatever the home page says.
+      (html) => html.replace(/(<main class="shell-main"><[^>]+>)([^<]+)/, "$1$2, changed"),
     );
     const token = crypto.randomUUID();
     await using tab = await openTab();

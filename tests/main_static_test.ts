@@ -27,7 +27,7 @@ Deno.test("GET / is a complete server-rendered HTML5 document", async () => {
   assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
   assert.match(html, /<title>[^<]+<\/title>/);
   // <App/> is rendered inside #root by react-dom/server, in its pre-hydration state.
-  assert.match(html, /<div id="root"><div class="shell" data-hydrated="false">.*It works/s);
+  assert.match(html, /<div id="root"><div class="shell" data-hydrated="false">.*<\/main>/s);
   const script = manifest.script.replace(/[.]/g, "\\.");
   assert.match(html, new RegExp(`<script type="module" src="${script}" nonce="[^"]+"></script>`));
   assert.match(html, new RegExp(`<link rel="modulepreload" href="${script}"`));

@@ -56,7 +56,7 @@ Deno.test("start:parallel serves the page and the tunnel from two workers", asyn
     // the debug route's failure is logged with console.error. A new connection per request lets
     // the kernel spread them over both workers.
     const workers = new Set<string>();
-    for (let i = 0; i < 40 && workers.size < 2; i++) {
+    for (let i = 0; i < 200 && workers.size < 2; i++) {
       const res = await fetch(new URL("/debug/error", server.url), {
         headers: { connection: "close" },
       });

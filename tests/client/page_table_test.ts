@@ -20,8 +20,13 @@ Deno.test("resolvePage: exact paths only; anything else, prototype names too, is
   }
 });
 
-Deno.test("the shell ships one page, /", () => {
-  assert.deepEqual([...routes.pages.keys()], ["/"]);
+Deno.test("client/routes.tsx: every page has a path, a title and a component; / is one of them", () => {
+  assert.ok(routes.pages.has("/"));
+  for (const [path, page] of routes.pages) {
+    assert.equal(page.path, path);
+    assert.ok(page.title && typeof page.Page === "function", path);
+  }
+  assert.ok(routes.notFound.title && routes.error.title);
 });
 
 Deno.test("defineRoutes: a malformed or repeated path throws", () => {
