@@ -53,8 +53,13 @@ export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
   if (!Object.hasOwn(header, "dsn")) return "envelope header has no dsn";
   const dsn: unknown = (header as { dsn: unknown }).dsn;
   if (typeof dsn !== "string") return "envelope header dsn is not a string";
-  return parseDsn(dsn) ?? "envelope header dsn is not a valid DSN";
+  // Every envelope of an app names the same DSN: the last one parsed saves a URL parse each
+  // (about 3 µs). parseDsn is pure, so the answer is the same; frozen, it stays the same.
+  if (last?.text !== dsn) last = { text: dsn, dsn: Object.freeze(parseDsn(dsn)) };
+  return last.dsn ?? "envelope header dsn is not a valid DSN";
 }
+
+let last: { readonly text: string; readonly dsn: Dsn | null } | undefined;
 
 /** The header line, and every raw body byte read to find it. */
 export interface Head {

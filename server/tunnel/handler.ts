@@ -78,21 +78,14 @@ export type TunnelHandler = (
 export const DEFAULT_LARGE_BODIES = 8;
 
 // The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
-const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024;
+const MAX_ANSWER_BYTES = 64 * 1024;
 const TEXT = "text/plain; charset=utf-8";
 
 /**
  * Build the tunnel handler.
  *
  * @example
- * const tunnel = createTunnelHandler({
- *   allowedDsns: config.tunnelAllowedDsns,
- *   maxBodyBytes: config.tunnelMaxBodyBytes,
- *   timeoutMs: config.tunnelTimeoutMs,
- *   trustProxy: config.trustProxy,
- *   log: (record) => console.error(JSON.stringify(record)),
- * });
- * Deno.serve((req, info) => tunnel(req, info));
+ * Deno.serve(createTunnelHandler({ allowedDsns, maxBodyBytes, timeoutMs, trustProxy, log }));
  */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const { allowedDsns, maxBodyBytes, timeoutMs } = options;
@@ -134,8 +127,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
+    const log = (status: number, reason: string, bytes: number) =>
       options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
+    const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
+      log(status, reason, bytes);
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });
     };
     const declared = contentLength(req.headers);
@@ -162,13 +157,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
       const bytes = declared ?? body.received;
       if (!(outcome instanceof Response)) return refuse(outcome, bytes);
-      if (!outcome.ok) {
-        const { status } = outcome;
-        options.log(
-          { msg: "tunnel", reason: "ingest refused the envelope", status, bytes },
-          ctx?.requestId,
-        );
-      }
+      const { ok, status } = outcome;
+      if (!ok) log(status, "ingest refused the envelope", bytes);
       return outcome;
     } catch (error) {
       if (body.cause === undefined || body.cause === "abandoned") throw error;
@@ -222,33 +212,28 @@ async function post(
 /** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
 async function relay(upstream: Response): Promise<Response | Rejection> {
   const { status } = upstream;
-  if (upstream.type === "opaqueredirect" || (status >= 300 && status < 400)) {
-    await upstream.body?.cancel();
-    return { status: 502, reason: "ingest answered with a redirect" };
-  }
   const { json, headers } = relayedHeaders(upstream.headers);
-  if (!json || status === 204 || status === 205) {
+  const empty = status === 204 || status === 205;
+  const redirected = (status >= 300 && status < 400) || upstream.type === "opaqueredirect";
+  if (redirected || !json || empty) {
     await upstream.body?.cancel();
-    const text = status === 204 || status === 205 ? null : `ingest answered ${status}\n`;
-    return new Response(text, { status, headers });
+    if (redirected) return { status: 502, reason: "ingest answered with a redirect" };
+    return new Response(empty ? null : `ingest answered ${status}\n`, { status, headers });
   }
   // A declared length bounds the body, unless fetch decompresses it on the way in.
   const declared = contentLength(upstream.headers);
   if (
-    declared !== null && declared <= MAX_UPSTREAM_RESPONSE_BYTES &&
-    !upstream.headers.has("content-encoding")
+    declared !== null && declared <= MAX_ANSWER_BYTES && !upstream.headers.has("content-encoding")
   ) {
     return new Response(await upstream.bytes(), { status, headers });
   }
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let length = 0;
   for await (const chunk of upstream.body ?? []) {
     length += chunk.byteLength;
     // Leaving the loop cancels the rest.
-    if (length > MAX_UPSTREAM_RESPONSE_BYTES) {
-      return { status: 502, reason: "ingest response too large" };
-    }
-    chunks.push(chunk);
+    if (length > MAX_ANSWER_BYTES) return { status: 502, reason: "ingest response too large" };
+    chunks.push(chunk as Uint8Array<ArrayBuffer>);
   }
-  return new Response(new Blob(chunks as Uint8Array<ArrayBuffer>[]), { status, headers });
+  return new Response(new Blob(chunks), { status, headers });
 }
