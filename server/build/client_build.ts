@@ -14,7 +14,7 @@ import { listFiles } from "../walk_files.ts";
 export const ENTRY_POINT = "client/main.tsx";
 
 /** esbuild options shared by the production build and dev mode's incremental context. */
-export function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
+function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
   const production = mode === "production";
   return {
     entryPoints: [ENTRY_POINT],
@@ -45,7 +45,7 @@ export function buildOptions(mode: "production" | "development"): esbuild.BuildO
  * which Deno cannot import: here it is left out (the browser's bundle carries it), and npm
  * packages stay imports that Deno resolves through deno.json.
  */
-export function serverBuildOptions(mode: "production" | "development"): esbuild.BuildOptions {
+function serverBuildOptions(mode: "production" | "development"): esbuild.BuildOptions {
   return {
     stdin: {
       contents: 'export { routes } from "./client/routes.tsx";\n' +
@@ -71,35 +71,70 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
 }
 
-/** Hash of every build input (the build's own modules too): unchanged hash, unchanged output. */
-export async function hashInputs(mode: string): Promise<string> {
+/**
+ * Hash of every input of the production build (its own modules, and the pages it renders: all
+ * but those with a loader): unchanged hash, unchanged output.
+ */
+async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
   const files = [
     "deno.json",
     "deno.lock",
+    "server/loaders.ts",
     ...await under("client"),
     ...await under("server/build"),
-    // A production build also renders the pages: all but those with a loader.
-    ...mode === "production" ? [...await under("server/page"), "server/loaders.ts"] : [],
+    ...await under("server/page"),
   ].sort();
-  const parts: BlobPart[] = [mode];
+  const parts: BlobPart[] = [];
   for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
   return await sha256Hex(parts);
 }
 
-/** Run a full build and return its manifest. */
-export async function build(mode: "production" | "development" = "production"): Promise<Manifest> {
-  const inputHash = await hashInputs(mode);
+/** Run a full production build and return its manifest. */
+export async function build(): Promise<Manifest> {
+  const inputHash = await hashInputs();
   await Deno.remove(BUILD_DIR, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  const result = await esbuild.build(buildOptions(mode));
-  await esbuild.build(serverBuildOptions(mode));
-  return await finishBuild(result.metafile!, inputHash, mode === "production");
+  const result = await esbuild.build(buildOptions("production"));
+  await esbuild.build(serverBuildOptions("production"));
+  return await finishBuild(result.metafile!, inputHash, true);
+}
+
+/**
+ * Dev mode's build: esbuild's incremental contexts, unminified with linked source maps, no
+ * compressed copies; each rebuild removes the previous one's outputs.
+ */
+export async function incrementalBuild() {
+  await Deno.mkdir(BUILD_DIR, { recursive: true });
+  const client = await esbuild.context(buildOptions("development"));
+  const server = await esbuild.context(serverBuildOptions("development"));
+  return {
+    async rebuild(): Promise<void> {
+      const { metafile } = await client.rebuild();
+      await server.rebuild();
+      // Never up to date for `build --if-needed`: production must build again.
+      await finishBuild(metafile!, "development", false);
+      await removeStaleOutputs(metafile!);
+    },
+    dispose: () => Promise.all([client.dispose(), server.dispose()]),
+  };
+}
+
+// Every rebuild writes new hashed names: delete the previous ones (and a production build's
+// compressed copies) so static/ holds one build. Dot files (the manifest) stay.
+async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
+  const keep = new Set(Object.keys(metafile.outputs));
+  for (const file of await listFiles(BUILD_DIR)) {
+    const path = `${BUILD_DIR}/${file}`;
+    if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
+      await Deno.remove(path).catch(() => {});
+    }
+  }
 }
 
 /** Add debug ids (and with `compress`, `.br`/`.gz` copies), then write the manifest. */
-export async function finishBuild(
+async function finishBuild(
   metafile: esbuild.Metafile,
   inputHash: string,
   compress: boolean,
@@ -150,13 +185,12 @@ export function manifestFromMetafile(
   };
 }
 
-/** Whether the build on disk was made from exactly the current inputs. */
-export async function isUpToDate(mode: string): Promise<boolean> {
+/** Whether the production build on disk was made from exactly the current inputs. */
+export async function isUpToDate(): Promise<boolean> {
   try {
     const manifest = await readManifest();
-    // A production build also rendered the pages.
-    if (mode === "production") await Promise.all([PAGES_FILE, SERVER_BUNDLE].map(Deno.stat));
-    return manifest.inputHash === await hashInputs(mode);
+    await Promise.all([PAGES_FILE, SERVER_BUNDLE].map(Deno.stat));
+    return manifest.inputHash === await hashInputs();
   } catch {
     return false;
   }

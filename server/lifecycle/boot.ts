@@ -39,10 +39,6 @@ const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
  * Build the app from the environment: its handler, and what its entry needs to listen and shut
  * down. Throws a {@link StartupError} (a `ConfigError` for a variable) for what the operator
  * must fix.
- *
- * @example
- * const app = await createServerApp();
- * Deno.serve({ port: app.config.port }, app.handler);
  */
 export async function createServerApp(env = readEnv()) {
   const config = loadConfig(env);

@@ -10,7 +10,6 @@ import { type Dsn, parseDsn } from "../tunnel/dsn.ts";
 export class StartupError extends Error {
   override name = "StartupError";
 }
-
 /** A configuration value that cannot be used. */
 export class ConfigError extends StartupError {
   override name = "ConfigError";
@@ -115,12 +114,7 @@ export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VA
 /** Everything the server needs to know from its environment (see {@link loadConfig}). */
 export type Config = Readonly<ReturnType<typeof loadConfig>>;
 
-/**
- * Build a {@link Config} from environment variables; the defaults are the README's.
- *
- * @example
- * loadConfig({ PORT: "0", HOST: "127.0.0.1" }).port; // 0
- */
+/** Build a {@link Config} from environment variables; the defaults are the README's. */
 export function loadConfig(env: Env) {
   const read = <N extends Name>(name: N): ReturnType<(typeof VARIABLES)[N]> | undefined => {
     // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
@@ -160,10 +154,7 @@ export function loadConfig(env: Env) {
     ] as readonly Dsn[],
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
     tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
-    /**
-     * Envelopes per client address per minute; 0 turns the limit off. A tab with Session Replay
-     * sends 20-40 a minute: 600 leaves room for a few dozen busy tabs behind one NAT address.
-     */
+    /** Envelopes per client address per minute (0: no limit); Session Replay sends 20-40. */
     tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",

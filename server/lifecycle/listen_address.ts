@@ -11,10 +11,6 @@ type ListenAddress = Pick<Deno.NetAddr, "hostname" | "port">;
 /**
  * A {@link StartupError} naming the variable to change, for a listen failure a user can cause;
  * any other error unchanged.
- *
- * @example
- * explainListenError(new Deno.errors.AddrInUse("..."), { hostname: "0.0.0.0", port: 8000 });
- * // StartupError: "PORT: 8000 is already in use on 0.0.0.0 (another process listens on it); ..."
  */
 export function explainListenError(error: unknown, { hostname, port }: ListenAddress): unknown {
   let reason: string | undefined;
@@ -43,13 +39,7 @@ export function formatHost(hostname: string): string {
   return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }
 
-/**
- * The URL to print once listening: the wildcard addresses shown as `localhost` (what a person
- * on this machine can open), IPv6 in brackets.
- *
- * @example
- * listeningUrl({ hostname: "::1", port: 8000 }); // "http://[::1]:8000/"
- */
+/** The URL to print once listening: wildcard addresses as `localhost`, IPv6 in brackets. */
 export function listeningUrl({ hostname, port }: ListenAddress): string {
   const shown = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : formatHost(hostname);
   return `http://${shown}:${port}/`;
@@ -58,9 +48,6 @@ export function listeningUrl({ hostname, port }: ListenAddress): string {
 /**
  * What both entries print once listening: where, which release, where monitoring goes (the
  * host and project say which Sentry, never the key).
- *
- * @example
- * for (const line of startupBanner(addr, config, release)) console.log(line);
  */
 export function startupBanner(
   addr: ListenAddress,

@@ -16,9 +16,6 @@ const TASK_WRAPPER =
  * parent, then each ancestor above it while both are part of the task command (so
  * `nohup deno task start &` outlives the shell it was typed in, while `npx deno task start`
  * ends with npx). Never pid 1.
- *
- * @example
- * taskAncestors(await readProcessTable(), Deno.ppid); // [deno task, sh -c, npm exec]
  */
 export function taskAncestors(ps: string, parent: number): number[] {
   const rows = new Map(

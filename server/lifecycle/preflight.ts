@@ -4,22 +4,17 @@
  * configuration is checked before React loads (React reads NODE_ENV while loading and would
  * fail with a stack trace); boot.ts checks the rest once the configuration is known.
  */
-import { type Config, SERVER_ENV_VARIABLES } from "./config.ts";
+import { type Config, exitOnStartupError, SERVER_ENV_VARIABLES, StartupError } from "./config.ts";
 import { STATIC_DIR } from "../constants.ts";
 import { netHosts } from "./serve_args.ts";
 
 /** One permission the server needs: its descriptor, the flag that grants it, and why. */
-export interface Need {
-  readonly descriptor: Deno.PermissionDescriptor;
-  readonly flag: string;
-  readonly why: string;
-}
-
-function need(name: "env" | "read" | "net", value: string, why: string): Need {
+function need(name: "env" | "read" | "net", value: string, why: string) {
   const key = { env: "variable", read: "path", net: "host" }[name];
   const descriptor = { name, [key]: value } as Deno.PermissionDescriptor;
   return { descriptor, flag: `--allow-${name}=${value}`, why };
 }
+type Need = ReturnType<typeof need>;
 
 /** What serving needs for this configuration: the static folder, listening, the ingests. */
 export function runtimePermissions(config: Config): Need[] {
@@ -40,10 +35,7 @@ export function missingPermission(needs: readonly Need[]): string | undefined {
 const missing = missingPermission(
   SERVER_ENV_VARIABLES.map((name) => need("env", name, "to read the configuration")),
 );
-if (missing) {
-  console.error(`error: ${missing}`);
-  Deno.exit(1);
-}
+if (missing) exitOnStartupError(new StartupError(missing));
 
 // Deno Deploy sets no NODE_ENV, and React would run its development build, about 4x slower.
 // Deploy grants every permission; elsewhere this variable may not be readable.

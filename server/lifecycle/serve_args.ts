@@ -14,10 +14,8 @@ import {
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { formatHost } from "./listen_address.ts";
 
-/**
- * V8's young generation capped at 4 MB per semi-space: its default grows to 16 MB or more under
- * load, for requests that leave almost nothing alive (RSS after load about a third lower).
- */
+// The default grows to 16 MB or more under load, for requests that leave almost nothing alive.
+/** V8's young generation capped at 4 MB per semi-space: RSS after load about a third lower. */
 export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
 
 /**
@@ -36,9 +34,6 @@ export function netHosts(config: Config, proxies: readonly string[] = []): strin
 /**
  * `host:port` of each outbound proxy `env` sets (without a scheme a proxy is http, as Deno reads
  * it). Deno 2.9's fetch checks only the ingest; this is for one that checks the proxy too.
- *
- * @example
- * proxyHosts({ HTTPS_PROXY: "http://proxy.internal:3128" }); // ["proxy.internal:3128"]
  */
 export function proxyHosts(env: Readonly<Record<string, string | undefined>>): string[] {
   const hosts = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].flatMap((name) => {
@@ -60,9 +55,6 @@ export type AppPermissions = Partial<
 /**
  * `permissions.app` of a deno.json's text (Deno's permission-set schema), validated; `{}` when
  * it has none. A value that cannot be granted throws a {@link ConfigError} naming the key.
- *
- * @example
- * parseAppPermissions('{"permissions":{"app":{"env":["API_KEY"]}}}'); // { env: ["API_KEY"] }
  */
 export function parseAppPermissions(denoJson: string): AppPermissions {
   let app: unknown;
@@ -101,11 +93,6 @@ export async function readAppPermissions(path = "deno.json"): Promise<AppPermiss
  * client/ and server/ (the dev modules) and the dev switches. The shell's needs are merged with
  * the app's grants kind by kind (an explicit `--allow-net=...` would replace a permission set's
  * `net`). The last argument makes stdin the server's lifeline (shutdown.ts).
- *
- * @example
- * servingArgs(loadConfig({ PORT: "8000" }), { env: ["API_KEY"] });
- * // ["run", V8_FLAGS, "--allow-net=0.0.0.0:8000", "--allow-read=static",
- * //  "--allow-env=NODE_ENV,PORT,...,API_KEY", "main.ts", "--until-stdin-closes"]
  */
 export function servingArgs(
   config: Config,

@@ -12,9 +12,6 @@ export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
  * Call `stop` once: on the first stop signal, or when stdin ends if this process was started
  * with {@link STDIN_LIFELINE_FLAG}. The launcher holds the other end of that pipe and never
  * writes; the kernel closes it however the launcher ends, even by SIGKILL.
- *
- * @example
- * onStopRequest(async () => { await server.shutdown(); Deno.exit(0); });
  */
 export function onStopRequest(stop: () => void | Promise<void>): void {
   let stopping = false;
@@ -45,11 +42,6 @@ export async function drain(inFlight: InFlight): Promise<void> {
  * exits only once every worker has finished its shutdown: `Deno.exit` in the first one done
  * would cut the others mid-drain. Each says hello when it joins, and again to each worker it
  * hears of first, so all know each other long before a signal comes.
- *
- * @example
- * const workers = joinWorkers();
- * // on SIGTERM, after draining and flushing:
- * await workers.finished();
  */
 export function joinWorkers(channelName = "serve-workers") {
   const id: string = crypto.randomUUID();

@@ -10,10 +10,10 @@ import { SERVER_BUNDLE } from "../constants.ts";
 
 const started = performance.now();
 try {
-  if (Deno.args.includes("--if-needed") && await isUpToDate("production")) {
+  if (Deno.args.includes("--if-needed") && await isUpToDate()) {
     console.log("build: client is up to date");
   } else {
-    const manifest = await build("production");
+    const manifest = await build();
     // React picks its production build by NODE_ENV when it loads: set first, imported after.
     Deno.env.set("NODE_ENV", "production");
     const [{ renderPages }, { routes, App }, { loaders }] = await Promise.all([

@@ -8,14 +8,7 @@
  * loaded before any edit, so no broken project file can break it.
  */
 import * as esbuild from "esbuild";
-import {
-  buildOptions,
-  finishBuild,
-  hashInputs,
-  serverBuildOptions,
-} from "../build/client_build.ts";
-import { BUILD_DIR } from "../constants.ts";
-import { listFiles } from "../walk_files.ts";
+import { incrementalBuild } from "../build/client_build.ts";
 import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
 import { listeningUrl } from "../lifecycle/listen_address.ts";
@@ -53,9 +46,7 @@ const { address, args } = await (async () => {
   return { address: { hostname: config.host, port: config.port }, args };
 })().catch(exitOnStartupError);
 
-await Deno.mkdir(BUILD_DIR, { recursive: true });
-const context = await esbuild.context(buildOptions("development"));
-const serverContext = await esbuild.context(serverBuildOptions("development"));
+const builder = await incrementalBuild();
 // What answers on the port: the server, or the error page in its place.
 let current: { stop(): Promise<void> } | undefined;
 // One step at a time, in order: a save's restart, a crash's error page.
@@ -73,10 +64,7 @@ async function stopCurrent(): Promise<void> {
 async function restart(): Promise<void> {
   await stopCurrent();
   try {
-    const result = await context.rebuild();
-    await serverContext.rebuild();
-    await finishBuild(result.metafile!, await hashInputs("development"), false);
-    await removeStaleOutputs(result.metafile!);
+    await builder.rebuild();
   } catch (error) {
     // esbuild has printed each error with its file, line and code frame.
     const errors = (error as esbuild.BuildFailure).errors ?? [];
@@ -142,18 +130,6 @@ function serveError(failure: Failure): void {
   };
 }
 
-// Every build writes new hashed names: delete the previous ones (and a production build's
-// compressed copies) so static/ holds one build. Dot files (the manifest) stay.
-async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
-  const keep = new Set(Object.keys(metafile.outputs));
-  for (const file of await listFiles(BUILD_DIR)) {
-    const path = `${BUILD_DIR}/${file}`;
-    if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
-      await Deno.remove(path).catch(() => {});
-    }
-  }
-}
-
 let pending = false;
 const schedule = () => {
   if (pending) return;
@@ -169,7 +145,7 @@ schedule();
 onStopRequest(async () => {
   watcher.close();
   await stopCurrent();
-  await Promise.all([context.dispose(), serverContext.dispose()]);
+  await builder.dispose();
   Deno.exit(0);
 });
 let timer: ReturnType<typeof setTimeout> | undefined;

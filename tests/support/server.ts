@@ -40,7 +40,7 @@ let buildChecked: Promise<void> | undefined;
  * would test the old code. `deno task test` builds first; `deno test FILE` does not.
  */
 export function assertBuildCurrent(): Promise<void> {
-  buildChecked ??= isUpToDate("production").then((current) => {
+  buildChecked ??= isUpToDate().then((current) => {
     if (!current) {
       throw new Error(
         "static/build is missing or older than the sources, so the server would run an old " +
