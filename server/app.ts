@@ -42,35 +42,25 @@ export interface AppDeps {
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
   readonly logLine?: (line: string) => void;
-  /** Every request arrives over TLS; by default, only on Deno Deploy. */
-  readonly httpsListener?: boolean;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
   /** Pages with loaders (server/loaders.ts), when there are any. */
   readonly live?: LivePages;
 }
 
-/**
- * Build the app's handler.
- *
- * @example
- * Deno.serve(createApp({ config, manifest, staticIndex, pages, release, monitoring }));
- */
+/** Build the app's handler. */
 export function createApp(deps: AppDeps): Handler {
   const { config, monitoring } = deps;
   const failureLog = deps.failureLog ?? defaultFailureLog();
   const logLine = deps.logLine ?? stdoutLog(config.logFormat);
-  // A handler's fault is logged and reported, each within its own limit per distinct error.
-  // Neither may throw out of here: the answer is the route's own 500 either way.
+  // A handler's fault is logged and reported, each within its own limit per distinct error;
+  // nothing may throw out of here (failed never throws).
   const report: Report = (error, req) => {
+    failureLog.failed("request failed:", error);
     try {
-      failureLog.failed("request failed:", error);
-    } finally {
-      try {
-        monitoring.captureError(error, req);
-      } catch (fault) {
-        failureLog.failed("monitoring could not report it:", fault);
-      }
+      monitoring.captureError(error, req);
+    } catch (fault) {
+      failureLog.failed("monitoring could not report it:", fault);
     }
   };
   // Only the app's own handlers are traced: assets would be noise, the tunnel's requests must
@@ -139,17 +129,15 @@ export function createApp(deps: AppDeps): Handler {
     logFormat: config.logFormat,
     hsts: config.hsts,
     trustProxy: config.trustProxy,
-    httpsListener: deps.httpsListener ?? onDenoDeploy(),
+    httpsListener: onDenoDeploy(),
   });
 }
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 function throwDebugError(): never {
-  // Sentry's dedupe integration drops an error identical to the one sent just before it (same
-  // type, message and frames, compared by file, function, line and column), so a second GET
-  // would send nothing. The message stays fixed and every other call throws the error made
-  // one line further down: dedupe sees different frames, while Sentry groups JavaScript frames
-  // by file, function and source text, not line, so all of them stay one issue.
+  // Sentry's dedupe drops an error identical to the one just sent (frames compared by line), so
+  // every other call throws the error made one line further down; Sentry groups them by source
+  // text, not line, so they stay one issue.
   const self = throwDebugError as typeof throwDebugError & { calls?: number };
   self.calls = (self.calls ?? 0) + 1;
   const message = "Debug error from GET /debug/error: server monitoring works";

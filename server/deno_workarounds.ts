@@ -1,8 +1,6 @@
 /**
- * Where Deno 2.9 falls short for this server, and what the server does instead. Each part names
- * the upstream issue it waits for. tests/server/deno_workarounds_test.ts checks that Deno still
- * shows each problem: a test there fails once a Deno release fixes one, and that part can go.
- * Nothing else in the server reaches into Deno's private state or replaces a `Deno.*` function.
+ * Where Deno 2.9 falls short for this server, and what the server does instead, each with the
+ * upstream issue it waits for. tests/server/deno_workarounds_test.ts fails once Deno fixes one.
  */
 import type { Handler } from "./http/request_context.ts";
 
@@ -21,10 +19,7 @@ export class InFlight {
     return this.#count;
   }
 
-  /**
-   * Wrap a handler so each call counts until its response (or error) is ready, which for the
-   * tunnel is after the whole body was read and forwarded.
-   */
+  /** Wrap a handler so each call counts until its response (or error) is ready. */
   track(handler: Handler): Handler {
     return (req, info) => {
       this.#count++;
@@ -58,17 +53,15 @@ export class InFlight {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. `deno serve` stops each worker on SIGINT/SIGTERM with a listener of its own that calls
-//    `shutdown()` at once, cutting uploads still arriving (denoland/deno#32862, and #36809
-//    above). Every listener runs, so one of ours cannot delay it. Deno registers it through the
-//    global `Deno.addSignalListener` after the entry module has loaded: serve.ts holds that
+// 2. `deno serve` stops each worker on SIGINT/SIGTERM with a listener that calls `shutdown()` at
+//    once, cutting uploads still arriving (denoland/deno#32862, and #36809 above). Deno registers
+//    it through `Deno.addSignalListener` after the entry module has loaded: serve.ts holds that
 //    registration here and runs Deno's listener itself once its own requests are done.
 
 /**
- * From now on, keep the listeners for `signals` registered through `Deno.addSignalListener`
- * instead of registering them; put the function back once each signal has one. Call it after
- * registering your own listeners and before the module finishes loading. `release` runs the
- * held listeners (Deno's graceful shutdown) once.
+ * Until each of `signals` has one, hold the listeners registered for them through
+ * `Deno.addSignalListener` instead of registering them; `release` runs them (Deno's shutdown)
+ * once. Call it after registering your own listeners, before the module finishes loading.
  *
  * @example
  * const denoShutdown = holdServeShutdown(["SIGINT", "SIGTERM"]);
@@ -93,20 +86,16 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): { release():
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. An accept error (EMFILE, out of file descriptors) ends `Deno.serve`'s accept loop for
-//    good: the listening socket closes and `finished` rejects, so the process would exit 1
-//    (denoland/deno#10148 asked for accept to back off and retry, as hyper and Node do). Here the
-//    failure is logged once, open connections keep being served, and the same address is
-//    listened on again every second until descriptors are free.
+// 3. An accept error (EMFILE) ends `Deno.serve`'s accept loop for good and the process would exit
+//    (denoland/deno#10148). Here the failure is logged once, open connections keep being served,
+//    and the same address is listened on again every second until descriptors are free.
 
-/** Where and how to listen; `log` gets the two lines of an outage (console.error by default). */
+/** Where and how to listen; `onListen` is called once, on the first successful listen. */
 export interface ListenOptions {
   readonly hostname: string;
   readonly port: number;
-  /** Called once, on the first successful listen. */
   readonly onListen?: (addr: Deno.NetAddr) => void;
   readonly onError?: (error: unknown) => Response | Promise<Response>;
-  readonly log?: (line: string) => void;
 }
 
 /** A server that keeps listening; `shutdown` is `Deno.serve`'s graceful one, for every listener. */
@@ -128,7 +117,6 @@ const RECOVERED_AFTER_MS = 5_000;
  * await server.shutdown();
  */
 export function listen(options: ListenOptions, handler: Handler): Listening {
-  const log = options.log ?? ((line: string) => console.error(line));
   // Every server started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
   let stopping = false;
@@ -144,7 +132,7 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
     server.finished.catch((error) => {
       if (stopping) return;
       if (!outage) {
-        log(
+        console.error(
           `server: accepting connections failed (${firstLine(error)}); connections already ` +
             `open are still served, new ones are refused until descriptors are free`,
         );
@@ -165,13 +153,13 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
       } catch (error) {
         // With PORT=0 the permission covers port 0, not the port the first listen got.
         if (error instanceof Deno.errors.NotCapable) {
-          return log(`server: cannot listen again: ${firstLine(error)}`);
+          return console.error(`server: cannot listen again: ${firstLine(error)}`);
         }
         return retry(); // still no descriptor for the listening socket
       }
       timer = setTimeout(() => {
         outage = false;
-        log("server: accepting connections again");
+        console.error("server: accepting connections again");
       }, RECOVERED_AFTER_MS);
     }, RETRY_MS);
   };

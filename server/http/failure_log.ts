@@ -1,7 +1,6 @@
 /**
  * The log of failed requests on stderr, and the limit per distinct error it shares with
- * monitoring: a failure sent in a loop is written in full a few times a window, then counted in
- * one line, so it can neither grow the log with the attack nor stall the server on a slow stderr.
+ * monitoring: a failure sent in a loop is written in full a few times a window, then counted.
  */
 
 /** Limits; the defaults suit one server process. */
@@ -84,9 +83,6 @@ const MAX_MESSAGE = 200;
  * What makes two errors "the same": the type and the top three stack frames without line and
  * column (as Sentry groups them), or the message for an error without frames. Keyed on a message
  * (`no user 4711`), one throw site would get a budget per value.
- *
- * @example
- * errorKey(new TypeError("x is undefined")); // "TypeError @ at render (...) < at ..."
  */
 export function errorKey(error: unknown): string {
   try {
@@ -110,9 +106,6 @@ export function errorKey(error: unknown): string {
  * a client's input, line breaks included (V8's JSON.parse error does), and must not write frames.
  * When the message changed after the stack was read, the frames are the run of frame lines that
  * ends the stack (a quoted line is followed by the message's own tail, unlike a frame).
- *
- * @example
- * framesStart("Error: boom\n    at f (a.ts:1:1)", "boom"); // 11
  */
 export function framesStart(stack: string, message: string): number {
   // Looked for only where the first line can hold it, so the work stays linear.
@@ -129,12 +122,6 @@ export function framesStart(stack: string, message: string): number {
   }
 }
 
-/** Limits and where the entries go. */
-export interface FailureLogOptions extends ErrorLimitOptions {
-  /** Writes one entry; `console.error` by default. */
-  readonly write?: (entry: string) => void;
-}
-
 /** The longest entry written; a stack trace with its causes is a few KiB. */
 export const MAX_ENTRY_CHARS = 8 * 1024;
 
@@ -143,7 +130,8 @@ export class FailureLog {
   readonly #limit: ErrorLimit;
   readonly #write: (entry: string) => void;
 
-  constructor(options: FailureLogOptions = {}) {
+  /** `write` gets one entry at a time; `console.error` by default. */
+  constructor(options: ErrorLimitOptions & { write?: (entry: string) => void } = {}) {
     const { perKey, windowMs } = { ...DEFAULT_LIMIT, ...options };
     this.#write = options.write ?? ((entry) => console.error(entry));
     this.#limit = new ErrorLimit(options, (total, named) =>
@@ -153,12 +141,7 @@ export class FailureLog {
       )));
   }
 
-  /**
-   * Log `line` and the error with its stack, unless that error is over its limit. Never throws.
-   *
-   * @example
-   * failureLog.failed("request failed:", error);
-   */
+  /** Log `line` and the error with its stack, unless that error is over its limit. Never throws. */
   failed(line: string, error: unknown): void {
     if (this.#limit.admit(error)) {
       this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
@@ -183,11 +166,6 @@ export class FailureLog {
 /**
  * For a `NotCapable` error (app code used a permission the server was not granted), what to
  * add to deno.json; `undefined` for any other error.
- *
- * @example
- * permissionHint(new Deno.errors.NotCapable(
- *   'Requires env access to "ACC_X", run again with the --allow-env flag',
- * )); // 'no env access to "ACC_X": add "ACC_X" to permissions.app.env in deno.json'
  */
 export function permissionHint(error: unknown): string | undefined {
   try {

@@ -1,12 +1,8 @@
 /**
- * What the app knows about one request while it handles it: its id, its path, whether HSTS is
- * due, and how to build its answer with the headers every answer carries. Passed as an argument:
- * a WeakMap keyed by the Request held about 30 MB more memory under load.
- *
- * Deno.serve (2.9) prepares a new Response's headers for the wire in its constructor; changing
- * `res.headers` afterwards costs a second conversion (a fifth of a page request's CPU). So the
- * app's own handlers build their answers with {@link RequestContext.send}, every header at once,
- * and only other answers (API routes, the tunnel) get the common headers added afterwards.
+ * What the app knows about one request while it handles it (its id, its path, whether HSTS is
+ * due) and how to build its answer with the headers every answer carries. Deno.serve prepares a
+ * Response's headers in its constructor and changing them later converts them again, so the
+ * app's own handlers pass every header at once to {@link RequestContext.send}.
  */
 
 /** When to send Strict-Transport-Security. */
@@ -71,10 +67,7 @@ export class RequestContext {
     return this.#built;
   }
 
-  /**
-   * The answer with every common header: as it is when {@link send} built it, otherwise with
-   * them added (to a copy when its headers are immutable, as a redirect's or a fetched answer's).
-   */
+  /** The answer with every common header (added to a copy when its headers are immutable). */
   complete(res: Response): Response {
     if (res === this.#built) return res;
     try {
@@ -84,7 +77,6 @@ export class RequestContext {
     }
     for (const [name, value] of Object.entries(this.#common)) res.headers.set(name, value);
     this.#built = res;
-    // The size for the log, where the handler declared it.
     const length = Number(res.headers.get("content-length") ?? NaN);
     this.#bytes = Number.isSafeInteger(length) ? length : null;
     return res;
@@ -97,11 +89,9 @@ export class RequestContext {
 }
 
 /**
- * Whether the request reached us over HTTPS: every request does with `httpsListener` (TLS, or a
- * platform that terminates it), else only the first X-Forwarded-Proto value counts, and only
- * with `trustProxy` (the operator's proxy). Never the scheme in `req.url`: over plain HTTP a
- * client can send an absolute-form target (`GET https://a.example/ HTTP/1.1`), which Deno puts
- * there. Browsers ignore HSTS received over HTTP (RFC 6797, 8.1), so erring that way is safe.
+ * Whether the request reached us over HTTPS: always with `httpsListener`, else by the first
+ * X-Forwarded-Proto value, and only with `trustProxy`. Never by `req.url`'s scheme, which an
+ * absolute-form target sets. Browsers ignore HSTS received over HTTP, so erring is safe.
  */
 export function isHttps(
   req: Request,

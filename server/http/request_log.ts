@@ -1,12 +1,9 @@
 /**
- * The request log: one line per request, and one per envelope the tunnel refused, as JSON (for
- * log pipelines) or text (`LOG_FORMAT=text`, for people), written to stdout without ever making
- * the server wait for it. Strings a client shapes are escaped in both formats: C0 and C1
- * controls, bidi controls and U+FEFF, so none can start a line or reorder or hide what a log
- * viewer shows (`JSON.stringify` escapes only C0).
+ * The request log: one line per request and per envelope the tunnel refused, as JSON or text
+ * (`LOG_FORMAT=text`), written to stdout without ever making the server wait. Client strings are
+ * escaped in both formats (C0, C1 and bidi controls, U+FEFF), so none can forge or hide a line.
  */
 
-/** Log line format. */
 export type LogFormat = "json" | "text";
 
 /** What is logged about a request, in the order a JSON line lists it. */
@@ -31,13 +28,7 @@ export function formatRecord(record: RequestRecord, format: LogFormat): string {
   }`;
 }
 
-/**
- * One envelope the tunnel did not deliver as one line (no newline), under the request's id.
- *
- * @example
- * formatTunnelRecord({ reason: "x", status: 400, bytes: 9 }, "r-1", "text");
- * // '2026-01-01T00:00:00.000Z tunnel 400 9B r-1 "x"'
- */
+/** One envelope the tunnel did not deliver as one line (no newline), under the request's id. */
 export function formatTunnelRecord(
   { reason, status, bytes }: { reason: string; status: number; bytes: number },
   requestId: string | undefined,
@@ -65,15 +56,9 @@ const encoder = new TextEncoder();
 
 /**
  * A log writer: lines gather for `delayMs` and go out in one write, one write at a time (a write
- * to stdout costs about 10 µs of CPU, too much per request). A stalled output never stops the
- * server: past `maxWaiting` (UTF-16 code units; one line alone may pass it) lines are dropped
- * and counted, and the next write starts with a line saying how many. `flush` writes at once and
- * resolves to the count of lines still unwritten.
- *
- * @example
- * const log = createLogWriter(Deno.stdout, "json");
- * log.write('{"msg":"started"}');
- * await log.flush(1_000); // 0: all written
+ * to stdout costs about 10 µs of CPU). Past `maxWaiting` (UTF-16 code units; one line alone may
+ * pass it) lines are dropped and counted, and the next write says how many. `flush` writes at
+ * once and resolves to the count of lines still unwritten.
  */
 export function createLogWriter(
   out: { write(bytes: Uint8Array): Promise<number> },

@@ -1,13 +1,10 @@
 /**
- * What is checked of a request before it is routed: its size (414, 431) and its target, the
- * path taken once and defensively from what the client sent.
+ * What is checked of a request before it is routed: its size (414, 431) and its target.
  *
- * Deno builds `req.url` by pasting the Host header in front of the request target
- * (`http://` + Host + target) without checking either, and passes an absolute-form target
- * (`GET https://a.example/x HTTP/1.1`) through as it is. So `new URL(req.url)` throws on a Host
- * such as `[::1` or `a b`, and a Host such as `x/healthz#` moves the real target into the
- * fragment and routes to `/healthz`. Here the Host is checked first, and the path is cut from
- * the URL as sent: no dot-segment or backslash rewriting.
+ * Deno builds `req.url` as `http://` + Host + target without checking either, and passes an
+ * absolute-form target through as it is. So `new URL(req.url)` throws on a Host such as `[::1`,
+ * and a Host such as `x/healthz#` would route to `/healthz`. Here the Host is checked first,
+ * and the path is cut from the URL as sent: no dot-segment or backslash rewriting.
  */
 import { plainError } from "./error_pages.ts";
 
@@ -16,12 +13,7 @@ export const MAX_URL_BYTES = 8 * 1024;
 /** Largest header section accepted, names and values together. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
-/**
- * A 414 or 431 response when a limit is passed, otherwise `null`.
- *
- * @example
- * const refused = checkRequestLimits(req); if (refused) return refused;
- */
+/** A 414 or 431 response when a limit is passed, otherwise `null`. */
 export function checkRequestLimits(req: Request): Response | null {
   if (req.url.length > MAX_URL_BYTES) {
     return plainError(414, `URL longer than ${MAX_URL_BYTES} bytes`);
@@ -35,17 +27,13 @@ export function checkRequestLimits(req: Request): Response | null {
   return null;
 }
 
-/** The path to route on (always starts with `/`, no query, no fragment). */
+/**
+ * The path to route on (starts with `/`, no query, no fragment), or with `reason` a request to
+ * answer 400, whose path (as far as it can be told) is for the log only, never for routing.
+ */
 export interface RequestTarget {
   readonly path: string;
-}
-
-/** A request whose Host or target cannot be trusted: answer 400 with `reason`. */
-export interface BadTarget {
-  /** One line for the client and the log. */
-  readonly reason: string;
-  /** What the client asked for, as far as it can be told: for the log only, never for routing. */
-  readonly path: string;
+  readonly reason?: string;
 }
 
 // A DNS name or IPv4 address (letters, digits, `-`, `.`, `_`, `~`) or a bracketed IPv6 literal,
@@ -66,12 +54,8 @@ export function isValidHost(host: string): boolean {
 /**
  * The path of a request, from `req.url` and the Host header as Deno received them, or the
  * reason the request is refused.
- *
- * @example
- * parseRequestTarget("http://a.example/x?y", "a.example"); // { path: "/x" }
- * parseRequestTarget("http://x/healthz#/y", "x/healthz#"); // { reason: "malformed Host header", ... }
  */
-export function parseRequestTarget(url: string, host: string | null): RequestTarget | BadTarget {
+export function parseRequestTarget(url: string, host: string | null): RequestTarget {
   // An empty or missing Host is allowed (HTTP/1.0): Deno then writes `localhost:<port>`.
   if (host && !isValidHost(host)) {
     return { reason: "malformed Host header", path: requestedPath(url, host) };
@@ -85,8 +69,8 @@ export function parseRequestTarget(url: string, host: string | null): RequestTar
 }
 
 /** Whether a parse result is a refusal. */
-export function isBadTarget(target: RequestTarget | BadTarget): target is BadTarget {
-  return "reason" in target;
+export function isBadTarget(target: RequestTarget): target is Required<RequestTarget> {
+  return target.reason !== undefined;
 }
 
 // For the log line of a refused request: the origin-form target after the pasted Host.

@@ -4,12 +4,12 @@
  * headers, the request id and one log line on the answer. Synchronous when the handler is (the
  * pages are): Deno.serve then sends the answer without a promise in between.
  */
-import type { ContextHandler, Handler } from "./request_context.ts";
+import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
+import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
 import { internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { formatRecord, type LogFormat } from "./request_log.ts";
-import { hstsDue, type HstsMode, isHttps } from "./request_context.ts";
 
 /** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 export interface Route {
@@ -45,12 +45,7 @@ export interface ServeOptions {
   readonly httpsListener: boolean;
 }
 
-/**
- * The server's handler over its routes.
- *
- * @example
- * Deno.serve(serveRoutes({ routes, fallback, report, logLine, ...settings }));
- */
+/** The server's handler over its routes. */
 export function serveRoutes(options: ServeOptions): Handler {
   const { routes, fallback, report, logLine, logFormat, hsts } = options;
   const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
@@ -123,7 +118,7 @@ function unheededProxyHint(trustProxy: boolean, logLine: (line: string) => void)
   let said = trustProxy;
   return (req: Request, info: Deno.ServeHandlerInfo) => {
     if (said || !req.headers.has("x-forwarded-for")) return;
-    const address = (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
+    const address = clientAddress(req, info, false);
     if (!PRIVATE_ADDRESS.test(address)) return;
     said = true;
     logLine(

@@ -1,10 +1,8 @@
 /**
  * Static files: everything in `static/`, indexed once at start-up, served with its Content-Type,
  * a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the precompressed copy the
- * client accepts. Copies come from `.br`/`.gz` files beside a file (the build writes them); a
- * compressible file of 1 KiB to 1 MiB without them is compressed in memory while indexing.
- *
- * Only files in the index are served, and the index holds no link, dot file or (unless enabled)
+ * client accepts (`.br`/`.gz` beside the file, or compressed in memory while indexing).
+ * Only indexed files are served, and the index holds no link, dot file or (unless enabled)
  * source map: no request can reach anything else, however its path is encoded.
  */
 import {
@@ -27,7 +25,7 @@ interface Variant {
 }
 
 /** A servable file and its representations. */
-export interface StaticEntry {
+interface StaticEntry {
   readonly contentType: string;
   readonly cacheControl: string;
   readonly identity: Variant;
@@ -52,7 +50,6 @@ const MIN_COMPRESSED_BYTES = 1024;
 // A Map: the extension comes from a file name, and `constructor` must not find a function.
 const CONTENT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
   css: "text/css; charset=utf-8",
-  gif: "image/gif",
   html: "text/html; charset=utf-8",
   ico: "image/x-icon",
   jpeg: "image/jpeg",
@@ -60,16 +57,13 @@ const CONTENT_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
   js: "text/javascript; charset=utf-8",
   json: "application/json",
   map: "application/json",
-  mjs: "text/javascript; charset=utf-8",
   png: "image/png",
   svg: "image/svg+xml",
   txt: "text/plain; charset=utf-8",
   wasm: "application/wasm",
   webmanifest: "application/manifest+json",
   webp: "image/webp",
-  woff: "font/woff",
   woff2: "font/woff2",
-  xml: "application/xml",
 }));
 
 /** The Content-Type for a file name, by extension. */
@@ -176,10 +170,6 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 /**
  * The best encoding (br, then gzip) the client accepts among `available`, or `null` for
  * identity. Honours `q` values, `q=0` refusals, `*` and `x-gzip`.
- *
- * @example
- * negotiateEncoding("gzip, deflate, br", ["br", "gzip"]); // "br"
- * negotiateEncoding("br;q=0, gzip", ["br", "gzip"]);       // "gzip"
  */
 export function negotiateEncoding(
   acceptEncoding: string | null,

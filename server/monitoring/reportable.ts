@@ -1,17 +1,12 @@
 /**
  * What the Sentry SDK is given in place of a thrown value it would choke on. `@sentry/core`
- * (10.x) reads the value while it builds the event, and:
+ * (10.x) throws midway on a Symbol, a revoked Proxy, a throwing getter or a non-text stack (and
+ * every later flush then waits out its timeout); copies an AggregateError's `errors` once per
+ * entry; walks a thrown plain object whole; sends an error's name uncut; and reads a message's
+ * lines, which can quote a client's input, as frames.
  *
- * - throws midway on a Symbol, a revoked Proxy, a getter that throws or a stack that is not
- *   text, after counting the event as in progress: every later flush then waits out its timeout;
- * - copies the `errors` list of an AggregateError for each entry (20,000 entries: 2 s, 10 MB);
- * - walks a thrown plain object whole (5 MB of strings or 100,000 keys: most of a second);
- * - sends an error's name whole (it cuts the message, not the type);
- * - reads lines of a message as frames, and a message can quote a client's input.
- *
- * An ordinary error comes back as it is; anything else as a bounded copy that keeps what can be
- * read (type, message, stack, `cause` and the first `errors`, five levels deep), or as an Error
- * saying the value could not be read.
+ * An ordinary error comes back as it is; anything else as a bounded copy of what can be read
+ * (type, message, stack, `cause` and the first `errors`, five levels deep), or a stand-in Error.
  */
 import { framesStart } from "../http/failure_log.ts";
 
@@ -24,12 +19,7 @@ export const MAX_KEYS = 50;
 /** Longest error name kept. */
 export const MAX_NAME = 200;
 
-/**
- * `thrown` or a bounded, readable stand-in for it.
- *
- * @example
- * captureException(reportable(error));
- */
+/** `thrown` or a bounded, readable stand-in for it. */
 export function reportable(thrown: unknown): unknown {
   try {
     return checked(thrown, 0);

@@ -1,12 +1,8 @@
 /**
- * The server's Sentry reporting and tracing on `@sentry/deno`, started when `SENTRY_DSN` is set
- * (monitoring.ts is the no-op otherwise).
- *
- * Each request to an app handler (pages, API routes, the debug route) runs in its own isolation
- * scope, continues the client's trace and has its span active while the handler runs, so app
+ * The server's Sentry reporting and tracing on `@sentry/deno`, started when `SENTRY_DSN` is set.
+ * Each request to an app handler runs in its own isolation scope with its span active, so app
  * code's `Sentry.setTag`, `setUser` and `startSpan` stay with that request. A client's "sampled"
- * flag is honoured only within a small budget. The tunnel, static files, 404s and /healthz are
- * never traced.
+ * flag is honoured only within a small budget.
  */
 import * as Sentry from "@sentry/deno";
 import {
@@ -98,12 +94,10 @@ export function startMonitoring(
       console.warn(`monitoring: ${total} error events suppressed by the rate limit: ${named}`),
   );
 
-  // Each request in its own isolation scope, continuing the client's trace, with its span
-  // active while it runs.
   const instrumentHandler = (handler: ContextHandler): ContextHandler => (req, info, ctx) =>
     Sentry.withIsolationScope((scope) => {
-      const url = withoutQuery(req.url);
-      scope.setSDKProcessingMetadata({ normalizedRequest: requestData(req, url) });
+      const request = requestData(req);
+      scope.setSDKProcessingMetadata({ normalizedRequest: request });
       const span = () =>
         Sentry.startSpan({
           name: `${req.method} ${ctx.path}`,
@@ -113,9 +107,9 @@ export function startMonitoring(
             // Only declared routes are wrapped, so the path is a route, never a client's string.
             [Sentry.SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "route",
             "http.request.method": req.method,
-            "url.full": url,
+            "url.full": request.url,
             "url.path": ctx.path,
-            "server.address": new URL(url).hostname,
+            "server.address": new URL(request.url).hostname,
           },
         }, (span) => {
           const answered = (res: Response) => {
@@ -138,9 +132,7 @@ export function startMonitoring(
     Sentry.withScope((scope) => {
       // Outside a wrapped handler (a static file, a 404 page) the request is named here.
       if (req !== undefined && Sentry.getActiveSpan() === undefined) {
-        scope.setSDKProcessingMetadata({
-          normalizedRequest: requestData(req, withoutQuery(req.url)),
-        });
+        scope.setSDKProcessingMetadata({ normalizedRequest: requestData(req) });
       }
       // Unhandled: the app caught it only to answer with its 500 page.
       Sentry.captureException(reportable(error), {
@@ -166,18 +158,14 @@ const APP_ROOT = new URL("../../", import.meta.url).pathname;
 
 // What an event's `request` shows: the method, the URL without its query (tokens and personal
 // data stay on the server) and only headers that carry no credentials.
-function requestData(req: Request, url: string) {
+function requestData(req: Request) {
   const headers: Record<string, string> = {};
   for (const name of ["host", "user-agent"]) {
     const value = req.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  return { method: req.method, url, headers };
-}
-
-function withoutQuery(url: string): string {
-  const end = url.search(/[?#]/);
-  return end === -1 ? url : url.slice(0, end);
+  const end = req.url.search(/[?#]/);
+  return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
 }
 
 /**
@@ -204,12 +192,7 @@ export function tokenBucket(
 /**
  * The incoming `sentry-trace` header as the SDK is to see it: a "sampled" flag (the parent's
  * decision, which the SDK follows) is kept only while the budget has a token; past it, the flag
- * is dropped and the server's own rate decides. A malformed header is passed on unchanged (the
- * SDK treats it as absent).
- *
- * @example
- * withinBudget("4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1", () => false);
- * // "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+ * is dropped and the server's own rate decides. A malformed header is passed on unchanged.
  */
 export function withinBudget(
   sentryTrace: string | undefined,
@@ -228,10 +211,8 @@ export function withinBudget(
 const platformFetch = globalThis.fetch;
 
 /**
- * The SDK's transport, but with transactions and everything else (errors, client reports) in
- * separate send buffers: under load at a high sample rate, transactions filled the SDK's single
- * buffer of 64 and an error thrown meanwhile was dropped. Each buffer still counts what it drops
- * in the client reports.
+ * The SDK's transport with transactions and everything else in separate send buffers, so that
+ * transactions under load cannot fill the one buffer and drop an error. Drops are still counted.
  */
 function splitTransport(options: BaseTransportOptions): Transport {
   const makeRequest = async ({ body }: { body: string | Uint8Array }) => {
