@@ -20,13 +20,10 @@ export const SERVER_BUNDLE = `${BUILD_DIR}/.server.js`;
 export const DRAIN_TIMEOUT_MS = 10_000;
 export const FLUSH_TIMEOUT_MS = 2_000;
 
-/** The development-only routes (never routed in production). */
+/** Dev-only routes (never in production): live reload's events and script, the inbox page. */
 export const DEV_PATHS = {
-  /** Server-Sent Events: `hello` with the id of the process answering. */
   reload: "/_dev/reload",
-  /** The script that listens to them and reloads the page when that id changes. */
   client: "/_dev/client.js",
-  /** The monitoring inbox page. */
   inbox: "/_dev/inbox",
 } as const;
 

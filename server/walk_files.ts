@@ -4,9 +4,6 @@
  * Every regular file under `root`, as paths relative to it (`build/main-X.js`), depth first.
  * Symbolic links are left out, so nothing listed can point outside `root`. A missing `root`
  * has no files.
- *
- * @example
- * await listFiles("static"); // ["favicon.svg", "build/main-X.js", ...]
  */
 export async function listFiles(root: string, prefix = ""): Promise<string[]> {
   const found: string[] = [];

@@ -30,10 +30,6 @@ export function isCompressible(name: string): boolean {
  * client bundle compresses about 9% smaller than with `CompressionStream`). Otherwise (the
  * server, for the few other files of `static/`) the platform's `CompressionStream`, so the
  * server never loads Node's compatibility layer for it: about 5 MB of resident memory.
- *
- * @example
- * const copies = await compressCopies(new TextEncoder().encode("a".repeat(1000)), { best: true });
- * copies.get("br")?.length; // far below 1000
  */
 export async function compressCopies(
   data: Uint8Array<ArrayBuffer>,

@@ -17,12 +17,7 @@ export interface Manifest {
   readonly styles: readonly string[];
 }
 
-/**
- * The text of a file the build writes; a missing one is an error that says to run the build.
- *
- * @example
- * JSON.parse(await readBuildFile(MANIFEST_FILE));
- */
+/** The text of a file the build writes; a missing one is an error that says to run the build. */
 export async function readBuildFile(path: string): Promise<string> {
   try {
     return await Deno.readTextFile(path);

@@ -18,9 +18,6 @@ const ROOT = new URL("../../", import.meta.url).href;
 /**
  * The dev tools for this configuration. Throws {@link StartupError} when the inbox would listen
  * beyond this machine.
- *
- * @example
- * const dev = startDevTools(loadConfig({ DEV_MODE: "true", HOST: "127.0.0.1" }));
  */
 export function startDevTools(config: Config): DevTools {
   if (config.devInbox && !isLoopbackHost(config.host)) {

@@ -23,9 +23,6 @@ const MAX_DETAIL_CHARS = 8_000;
 /**
  * `text` with the project's `file:///.../` URL `root` taken out of paths, and the first
  * `file:line:column` in it that is the project's own (not under node_modules).
- *
- * @example
- * locate("at f (file:///p/server/x.ts:3:7)", "file:///p/"); // { text: "at f (server/x.ts:3:7)", where: "server/x.ts:3:7" }
  */
 export function locate(text: string, root: string): { text: string; where?: string } {
   const own = new RegExp(`${RegExp.escape(root)}(?!node_modules/)([^\\s()]+:\\d+:\\d+)`);
@@ -39,9 +36,6 @@ export function locate(text: string, root: string): { text: string; where?: stri
 /**
  * Why a Deno process stopped, from what it printed: its last `error: ...` block (or the whole
  * output's end when there is none).
- *
- * @example
- * denoFailure("error: Uncaught Error: boom\n    at file:///p/server/x.ts:3:7\n", "file:///p/");
  */
 export function denoFailure(output: string, root: string): Failure {
   const start = [...output.matchAll(/^error: /gm)].at(-1)?.index ?? 0;
@@ -49,9 +43,14 @@ export function denoFailure(output: string, root: string): Failure {
   return { title: "The server stopped", where, detail: text || "(it printed nothing)" };
 }
 
+/** The failure in one line: "Build failed (1 error) at client/main.tsx:3:7". */
+export function describe({ title, where }: Failure): string {
+  return where ? `${title} at ${where}` : title;
+}
+
 /** The answer to any request while `failure` stands: JSON under /api/, else the page (500). */
 export function errorResponse(req: Request, failure: Failure): Response {
-  const message = `${failure.title}${failure.where ? ` at ${failure.where}` : ""}`;
+  const message = describe(failure);
   if (isApiPath(new URL(req.url).pathname)) return apiError(500, message);
   const nonce = crypto.randomUUID();
   const html = `<!doctype html>

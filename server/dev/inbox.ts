@@ -2,8 +2,8 @@
  * The dev inbox: monitoring without Sentry. When it is on (`deno task dev` without `SENTRY_DSN`,
  * or `DEV_INBOX=true`) both SDKs use {@link DEV_INBOX_DSN}; the tunnel's upstream fetch hands the
  * browser's envelopes here instead of the network, and the server SDK's transport hands its own
- * here directly, so nothing leaves the machine. The last {@link INBOX_LIMIT} errors and
- * transactions are listed, newest first, at `GET /_dev/inbox`.
+ * here directly, so nothing leaves the machine. The last 200 errors and transactions are
+ * listed, newest first, at `GET /_dev/inbox`.
  */
 import {
   type BaseTransportOptions,
@@ -13,9 +13,6 @@ import {
 } from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { escapeHtml } from "../http/html.ts";
-
-/** How many entries the inbox keeps; older ones are dropped. */
-export const INBOX_LIMIT = 200;
 
 /** One error or transaction, as the inbox page lists it. */
 export interface InboxEntry {
@@ -28,10 +25,10 @@ export interface InboxEntry {
   readonly traceId?: string;
 }
 
-/** A bounded, in-memory list of what both SDKs reported, oldest first. */
+/** A bounded, in-memory list of what both SDKs reported, oldest first (older are dropped). */
 export class DevInbox {
   readonly entries: InboxEntry[] = [];
-  constructor(readonly limit = INBOX_LIMIT) {}
+  constructor(readonly limit = 200) {}
 
   /** Add the errors and transactions of one uncompressed envelope; throws if it is none. */
   add(bytes: Uint8Array, source: InboxEntry["source"]): void {

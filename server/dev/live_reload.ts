@@ -12,10 +12,6 @@ const DEV_CLIENT_FILE = new URL("../../client/dev_client.js", import.meta.url);
 /**
  * The live-reload routes for one process; `undefined` for any other path. Streams end when
  * `closed` aborts (an open stream would hold a graceful shutdown forever).
- *
- * @example
- * const reload = liveReload(crypto.randomUUID());
- * Deno.serve((req) => reload(req) ?? app(req));
  */
 export function liveReload(
   session: string,

@@ -23,11 +23,8 @@ import { SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
   readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
-  /** The tunnel's upstream fetch, given the real one. */
   tunnelFetch(upstream: typeof fetch): typeof fetch;
-  /** Dev mode: render the pages now, each on its own (a page that throws shows its error). */
   readonly renderPages?: () => Promise<RenderedPages>;
-  /** Put the `/_dev/` routes in front of the app. */
   wrap(app: Handler): Handler;
 }
 

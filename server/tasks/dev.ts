@@ -13,7 +13,7 @@ import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
 import { listeningUrl } from "../lifecycle/listen_address.ts";
 import { onStopRequest } from "../lifecycle/shutdown.ts";
-import { denoFailure, errorResponse, type Failure } from "../dev/error_page.ts";
+import { denoFailure, describe, errorResponse, type Failure } from "../dev/error_page.ts";
 import { liveReload } from "../dev/live_reload.ts";
 
 const WATCHED = ["client", "server", "main.ts"];
@@ -115,8 +115,7 @@ function serveError(failure: Failure): void {
   const reload = liveReload(crypto.randomUUID(), closed.signal);
   const onListen = () =>
     console.error(
-      `dev: ${failure.title}${failure.where ? ` at ${failure.where}` : ""}; ` +
-        `${listeningUrl(address)} shows it until the next save`,
+      `dev: ${describe(failure)}; ${listeningUrl(address)} shows it until the next save`,
     );
   const server = Deno.serve(
     { ...address, onListen },
