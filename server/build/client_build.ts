@@ -11,19 +11,28 @@ import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, SERVER_BUNDLE, STATIC_DIR } from 
 import { listFiles } from "../walk_files.ts";
 
 /** The browser's entry point. */
-export const ENTRY_POINT = "client/main.tsx";
+const ENTRY_POINT = "client/main.tsx";
 
-/** esbuild options shared by the production build and dev mode's incremental context. */
-function buildOptions(mode: "production" | "development"): esbuild.BuildOptions {
+/**
+ * esbuild options for the browser's bundle, and for the server's copy of the pages:
+ * `client/routes.tsx` and the shell (`App`) in one module, which the server imports to render.
+ * A component may import CSS, which Deno cannot import: the server's copy leaves it out (the
+ * browser's bundle carries it), and its npm packages stay imports Deno resolves through deno.json.
+ */
+function esbuildOptions(mode: "production" | "development"): esbuild.BuildOptions[] {
   const production = mode === "production";
-  return {
-    entryPoints: [ENTRY_POINT],
-    outdir: BUILD_DIR,
+  const common = {
     bundle: true,
     format: "esm",
+    jsx: "automatic",
+    define: { "process.env.NODE_ENV": JSON.stringify(mode) },
+  } as const;
+  const client: esbuild.BuildOptions = {
+    ...common,
+    entryPoints: [ENTRY_POINT],
+    outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
-    jsx: "automatic",
     minify: production,
     sourcemap: production ? "external" : "linked",
     entryNames: "[name]-[hash]",
@@ -31,22 +40,11 @@ function buildOptions(mode: "production" | "development"): esbuild.BuildOptions 
     assetNames: "assets/[name]-[hash]",
     metafile: true,
     legalComments: "linked",
-    define: {
-      "process.env.NODE_ENV": JSON.stringify(mode),
-      // Sentry's tree-shaking flag: no debug logging in production bundles.
-      __SENTRY_DEBUG__: String(!production),
-    },
+    // Sentry's tree-shaking flag: no debug logging in production bundles.
+    define: { ...common.define, __SENTRY_DEBUG__: String(!production) },
   };
-}
-
-/**
- * esbuild options for the server's copy of the pages: `client/routes.tsx` and the shell
- * (`App`) in one module, which the server imports to render. A component may import CSS,
- * which Deno cannot import: here it is left out (the browser's bundle carries it), and npm
- * packages stay imports that Deno resolves through deno.json.
- */
-function serverBuildOptions(mode: "production" | "development"): esbuild.BuildOptions {
-  return {
+  const server: esbuild.BuildOptions = {
+    ...common,
     stdin: {
       contents: 'export { routes } from "./client/routes.tsx";\n' +
         'export { App } from "./client/App.tsx";\n',
@@ -55,15 +53,12 @@ function serverBuildOptions(mode: "production" | "development"): esbuild.BuildOp
       sourcefile: "server-pages.ts",
     },
     outfile: SERVER_BUNDLE,
-    bundle: true,
-    format: "esm",
     platform: "neutral",
     packages: "external",
-    jsx: "automatic",
     loader: { ".css": "empty" },
     sourcemap: "inline",
-    define: { "process.env.NODE_ENV": JSON.stringify(mode) },
   };
+  return [client, server];
 }
 
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
@@ -96,9 +91,8 @@ export async function build(): Promise<Manifest> {
   await Deno.remove(BUILD_DIR, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  const result = await esbuild.build(buildOptions("production"));
-  await esbuild.build(serverBuildOptions("production"));
-  return await finishBuild(result.metafile!, inputHash, true);
+  const [client] = await Promise.all(esbuildOptions("production").map((o) => esbuild.build(o)));
+  return await finishBuild(client.metafile!, inputHash, true);
 }
 
 /**
@@ -107,8 +101,9 @@ export async function build(): Promise<Manifest> {
  */
 export async function incrementalBuild() {
   await Deno.mkdir(BUILD_DIR, { recursive: true });
-  const client = await esbuild.context(buildOptions("development"));
-  const server = await esbuild.context(serverBuildOptions("development"));
+  const [client, server] = await Promise.all(
+    esbuildOptions("development").map((options) => esbuild.context(options)),
+  );
   return {
     async rebuild(): Promise<void> {
       const { metafile } = await client.rebuild();
