@@ -1,8 +1,6 @@
 /**
  * The app, wired together: the server's own routes (/healthz, the tunnel, /debug/error), the
- * API's and the pages', then static files and the not-found answers, all behind the request
- * path of server/http/serve_routes.ts. Every handler is a plain function built from its
- * dependencies, so tests can call the whole app without a network.
+ * API's and the pages', then static files and the not-found answers, behind serveRoutes.
  */
 import {
   apiInternalError,

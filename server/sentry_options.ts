@@ -1,9 +1,7 @@
 /**
- * The app's own options for the server's Sentry SDK (`@sentry/deno`), merged into the server's
- * `Sentry.init` when `SENTRY_DSN` is set (server/monitoring/sentry.ts). Set filters and hooks
- * here: `beforeSend`, `beforeSendTransaction`, `ignoreErrors`, `ignoreTransactions`,
- * `sendDefaultPii`, extra `integrations`. The DSN, release, environment, sampling and transport
- * are the server's, from its configuration.
+ * The app's own options for the server's `Sentry.init` (when `SENTRY_DSN` is set): filters and
+ * hooks such as `beforeSend`, `ignoreErrors`, `ignoreTransactions`, `sendDefaultPii`, extra
+ * `integrations`. The DSN, release, environment, sampling and transport are the server's.
  *
  * @example
  * export const sentryOptions: SentryOptions = {

@@ -1,8 +1,7 @@
 /**
- * Small error pages and plain answers for what a user can cause (400, 404, 405, 414, 431) and
- * what they cannot (500), never with internal detail. The answer of last resort too: whatever
- * escapes the app's handler is logged within the failure log's limit and answered with the
- * generic 500 page instead of Deno's bare one; not reported to Sentry, as a client may cause it.
+ * Small error pages and plain answers (400, 404, 405, 414, 431, 500), never with internal
+ * detail, and the answer of last resort: whatever escapes the app's handler is logged and
+ * answered with the generic 500 page; not reported to Sentry, as a client may cause it.
  */
 import { escapeHtml } from "./html.ts";
 import { defaultFailureLog } from "./failure_log.ts";

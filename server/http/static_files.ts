@@ -134,14 +134,14 @@ export function serveStatic(
   };
   if (encodings.length > 0) headers["vary"] = "Accept-Encoding";
   if (encoding) headers["content-encoding"] = encoding;
-  const send = (body: AnswerBody, status = 200, bytes: number | null = null) =>
-    ctx.send(body, status, headers, bytes);
-
-  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) return send(null, 304);
+  if (etagMatches(req.headers.get("if-none-match"), variant.etag)) {
+    return ctx.send(null, 304, headers, null);
+  }
   headers["content-length"] = String(variant.size);
-  if (req.method === "HEAD") return send(null, 200, variant.size);
-  if (variant.body) return send(variant.body, 200, variant.size);
-  return Deno.open(variant.file).then((file) => send(file.readable, 200, variant.size));
+  const send = (body: AnswerBody) => ctx.send(body, 200, headers, variant.size);
+  if (req.method === "HEAD") return send(null);
+  if (variant.body) return send(variant.body);
+  return Deno.open(variant.file).then((file) => send(file.readable));
 }
 
 /** Whether `pathname` names a served file (to tell 405 from 404). */

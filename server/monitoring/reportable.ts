@@ -66,28 +66,22 @@ function standIn(message: string): Error {
   return Object.assign(new Error(message), { stack: `Error: ${message}` });
 }
 
-// A plain object's first keys, strings cut, nested objects named only.
+// A plain object's first keys, strings cut, nested objects named only. Object.fromEntries
+// defines its keys, so a key named `__proto__` is data here.
 function plainCopy(value: object): Record<string, unknown> {
-  const copy: Record<string, unknown> = {};
-  const keys = Object.keys(value);
-  for (const key of keys.slice(0, MAX_KEYS)) {
-    const entry = (value as Record<string, unknown>)[key];
-    const kept = typeof entry === "string"
-      ? entry.slice(0, MAX_STRING)
-      : typeof entry === "object" && entry !== null
-      ? "[object]"
-      : typeof entry === "symbol" || typeof entry === "function"
-      ? String(entry)
-      : entry;
-    // Defined, not assigned: a key named `__proto__` is data here.
-    Object.defineProperty(copy, key.slice(0, MAX_STRING), {
-      value: kept,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return Object.fromEntries(
+    Object.keys(value).slice(0, MAX_KEYS).map((key) => {
+      const entry = (value as Record<string, unknown>)[key];
+      const kept = typeof entry === "string"
+        ? entry.slice(0, MAX_STRING)
+        : typeof entry === "object" && entry !== null
+        ? "[object]"
+        : typeof entry === "symbol" || typeof entry === "function"
+        ? String(entry)
+        : entry;
+      return [key.slice(0, MAX_STRING), kept];
+    }),
+  );
 }
 
 // The stack with the line breaks of its message made spaces, so the SDK does not read lines a
