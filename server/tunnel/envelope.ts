@@ -11,13 +11,10 @@
  * with the first compressed body: it costs about 5 MB that a server without one never pays.
  */
 import { type Dsn, parseDsn } from "./dsn.ts";
-import { HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
+import { type Encoding, HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
 
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
-
-/** Content encodings whose first line the tunnel can read. */
-export type Encoding = "gzip" | "deflate" | "br";
 
 /** The longest header line looked for: real ones are a few hundred bytes (dsn, sdk, trace). */
 export const MAX_HEADER_BYTES = 64 * 1024;

@@ -9,7 +9,7 @@
  * else is a bug, thrown for the app to answer 500 and report.
  */
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
-import { type Bytes, type Encoding, parseEnvelopeHeader, readHead } from "./envelope.ts";
+import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "./rate_limit.ts";
 import {
   createStreamSlots,
@@ -22,6 +22,7 @@ import {
   clientAddress,
   contentEncoding,
   contentLength,
+  type Encoding,
   HEADER_MISSING,
   precheck,
   rateLimited,

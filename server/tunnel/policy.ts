@@ -3,7 +3,6 @@
  * client address counts, which headers go upstream, and what of the ingest's answer may reach
  * the app's origin.
  */
-import type { Encoding } from "./envelope.ts";
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -17,6 +16,9 @@ export const HEADER_MISSING: Rejection = {
   status: 400,
   reason: "envelope header line too long or missing",
 };
+
+/** Content encodings whose first line the tunnel can read. */
+export type Encoding = "gzip" | "deflate" | "br";
 
 /** Refused when the body does not decode in its declared Content-Encoding. */
 export const NOT_DECODABLE: Rejection = {
