@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import {
-  type Encoding,
   MAX_HEADER_BYTES,
   parseEnvelopeHeader,
   readHead,
 } from "../../../server/tunnel/envelope.ts";
+import type { Encoding } from "../../../server/tunnel/policy.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const DSN = "https://key@o1.ingest.sentry.io/42";
