@@ -1,9 +1,8 @@
 /**
- * Entry point for `deno serve --parallel` (`deno task start:parallel`): Deno listens and runs
- * one copy of this module per CPU core (or `DENO_JOBS`), each with its own app. On a stop signal
- * each worker finishes its requests (uploads still arriving are read to the end; Deno would cut
- * them, so deno_workarounds.ts holds its shutdown back), flushes, and the process exits 0 once
- * every worker has.
+ * Entry point for `deno serve --parallel` (`deno task start:parallel`): one copy of this module
+ * per CPU core (or `DENO_JOBS`), each with its own app. On a stop signal each worker drains its
+ * requests (deno_workarounds.ts holds Deno's shutdown back meanwhile: it would cut uploads still
+ * arriving) and flushes; the process exits 0 once every worker has.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";

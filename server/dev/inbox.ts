@@ -92,11 +92,7 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetc
 export function inboxTransport(inbox: DevInbox) {
   return (options: BaseTransportOptions) =>
     createTransport(options, ({ body }) => {
-      try {
-        inbox.add(typeof body === "string" ? new TextEncoder().encode(body) : body, "server");
-      } catch (error) {
-        console.warn("dev inbox: could not read an envelope from the server SDK:", error);
-      }
+      inbox.add(typeof body === "string" ? new TextEncoder().encode(body) : body, "server");
       return Promise.resolve({ statusCode: 200 });
     });
 }

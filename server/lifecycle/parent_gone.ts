@@ -33,14 +33,14 @@ export function taskAncestors(ps: string, parent: number): number[] {
   return chain;
 }
 
-/** `ps` output for every process, or "" where `ps` is missing (slim images: only the parent). */
-export async function readProcessTable(): Promise<string> {
+/** This process's {@link taskAncestors}; where `ps` is missing (slim images), only the parent. */
+export async function readTaskAncestors(): Promise<number[]> {
+  let ps = "";
   try {
-    const ps = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="], stderr: "null" });
-    return new TextDecoder().decode((await ps.output()).stdout);
-  } catch {
-    return "";
-  }
+    const command = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="], stderr: "null" });
+    ps = new TextDecoder().decode((await command.output()).stdout);
+  } catch { /* no ps */ }
+  return taskAncestors(ps, Deno.ppid);
 }
 
 /**

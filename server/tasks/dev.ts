@@ -1,11 +1,9 @@
 /**
- * `deno task dev`: every save under client/, server/ or main.ts rebuilds the client (esbuild's
- * incremental context, unminified, linked source maps) and restarts the server (main.ts in a
- * child process, with production's permissions plus the dev ones), and the open page reloads.
- *
- * While the build is broken or the server cannot run, this process answers on the port itself
- * with the error page (server/dev/error_page.ts) until the next save. Its own modules were
- * loaded before any edit, so no broken project file can break it.
+ * `deno task dev`: every save under client/, server/ or main.ts rebuilds the client and restarts
+ * the server (main.ts in a child process, with production's permissions plus the dev ones), and
+ * the open page reloads. While the build is broken or the server cannot run, this process answers
+ * on the port with the error page until the next save; its own modules were loaded before any
+ * edit, so no broken project file can break it.
  */
 import * as esbuild from "esbuild";
 import { incrementalBuild } from "../build/client_build.ts";

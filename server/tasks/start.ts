@@ -7,7 +7,7 @@
  */
 import { DEV_VARIABLES, exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
-import { readProcessTable, taskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
+import { readTaskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { STOP_SIGNALS } from "../lifecycle/shutdown.ts";
 
 const env = Deno.env.toObject();
@@ -21,7 +21,7 @@ const args = await readAppPermissions().then((app) =>
 ).catch(exitOnStartupError);
 
 // Listed before the server starts, so `ps` is never a second child next to it.
-const ancestors = taskAncestors(await readProcessTable(), Deno.ppid);
+const ancestors = await readTaskAncestors();
 
 // stdin is the server's lifeline: a pipe nothing is written to, closed only when this ends.
 const server = new Deno.Command(Deno.execPath(), { args, stdin: "piped" }).spawn();
