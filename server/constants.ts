@@ -13,9 +13,8 @@ export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
 export const SERVER_BUNDLE = `${BUILD_DIR}/.server.js`;
 
 /**
- * How long shutdown waits for requests already being handled (uploads still arriving, the
- * tunnel's forwarding) before closing them (Sentry Relay waits as long), and then for
- * monitoring to send what it has queued.
+ * How long shutdown waits for the requests being handled (uploads still arriving, the tunnel's
+ * forwarding; Sentry Relay waits as long), then for monitoring to send what it has queued.
  */
 export const DRAIN_TIMEOUT_MS = 10_000;
 export const FLUSH_TIMEOUT_MS = 2_000;

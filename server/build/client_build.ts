@@ -95,10 +95,7 @@ export async function build(): Promise<Manifest> {
   return await finishBuild(client.metafile!, inputHash, true);
 }
 
-/**
- * Dev mode's build: esbuild's incremental contexts, unminified with linked source maps, no
- * compressed copies; each rebuild removes the previous one's outputs.
- */
+/** Dev mode's incremental build (unminified, uncompressed); each rebuild drops the last outputs. */
 export async function incrementalBuild() {
   await Deno.mkdir(BUILD_DIR, { recursive: true });
   const [client, server] = await Promise.all(

@@ -15,10 +15,7 @@ import { liveReload } from "./live_reload.ts";
 
 const ROOT = new URL("../../", import.meta.url).href;
 
-/**
- * The dev tools for this configuration. Throws {@link StartupError} when the inbox would listen
- * beyond this machine.
- */
+/** The dev tools; throws a {@link StartupError} if the inbox would listen beyond this machine. */
 export function startDevTools(config: Config): DevTools {
   if (config.devInbox && !isLoopbackHost(config.host)) {
     throw new StartupError(

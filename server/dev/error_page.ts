@@ -33,10 +33,7 @@ export function locate(text: string, root: string): { text: string; where?: stri
   };
 }
 
-/**
- * Why a Deno process stopped, from what it printed: its last `error: ...` block (or the whole
- * output's end when there is none).
- */
+/** Why a Deno process stopped: its output's last `error: ...` block, or else the output's end. */
 export function denoFailure(output: string, root: string): Failure {
   const start = [...output.matchAll(/^error: /gm)].at(-1)?.index ?? 0;
   const { text, where } = locate(output.slice(start), root);

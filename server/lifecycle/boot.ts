@@ -32,11 +32,7 @@ export interface DevTools {
 // the production graph; loading it needs read access to server/, which only dev grants.
 const DEV_TOOLS_MODULE = new URL("../dev/boot.ts", import.meta.url).href;
 
-/**
- * Build the app from the environment: its handler, and what its entry needs to listen and shut
- * down. Throws a {@link StartupError} (a `ConfigError` for a variable) for what the operator
- * must fix.
- */
+/** Build the app from the environment; a {@link StartupError} names what the operator must fix. */
 export async function createServerApp(env = readEnv()) {
   const config = loadConfig(env);
   const missing = missingPermission(runtimePermissions(config));

@@ -8,10 +8,7 @@ import { type Config, StartupError } from "./config.ts";
 /** The address the server tried to listen on. */
 type ListenAddress = Pick<Deno.NetAddr, "hostname" | "port">;
 
-/**
- * A {@link StartupError} naming the variable to change, for a listen failure a user can cause;
- * any other error unchanged.
- */
+/** For a listen failure a user causes, a {@link StartupError} naming the variable; else `error`. */
 export function explainListenError(error: unknown, { hostname, port }: ListenAddress): unknown {
   let reason: string | undefined;
   if (error instanceof Deno.errors.AddrInUse) {

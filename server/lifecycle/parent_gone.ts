@@ -43,10 +43,7 @@ export async function readTaskAncestors(): Promise<number[]> {
   return taskAncestors(ps, Deno.ppid);
 }
 
-/**
- * Every second, call `onGone` once if the parent changed (this process was re-parented: its
- * parent exited) or a watched ancestor no longer exists.
- */
+/** Every second: call `onGone` once if this process was re-parented or an ancestor has exited. */
 export function watchAncestors(ancestors: readonly number[], onGone: () => void): void {
   const parent = Deno.ppid;
   const timer = setInterval(() => {

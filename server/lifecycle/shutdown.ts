@@ -26,10 +26,7 @@ export function onStopRequest(stop: () => void | Promise<void>): void {
   }
 }
 
-/**
- * Wait until the requests already being handled are done (an upload still arriving is read to
- * the end), for at most {@link DRAIN_TIMEOUT_MS}, saying so in the log.
- */
+/** Wait (at most {@link DRAIN_TIMEOUT_MS}) for the requests being handled, saying so in the log. */
 export async function drain(inFlight: InFlight): Promise<void> {
   console.log(`server: stopping (${inFlight.count} requests in flight)`);
   if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
