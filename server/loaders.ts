@@ -1,9 +1,7 @@
 /**
- * The app's page loaders: server code that runs on every request to its page and gives the
- * page's component its `data` prop (client/page_table.ts `PageProps`). Keyed by the page's path
- * in client/routes.tsx. A page with a loader is rendered per request, streamed; a page without
- * one is rendered once by the build. Loader code runs only on the server: nothing here reaches
- * the browser's bundle, only the data it returns (serialized into the page, never executed).
+ * The app's page loaders, by page path (client/routes.tsx): server code run on each request to its
+ * page, giving its component the `data` prop (client/page_table.ts `PageProps`); such a page is
+ * rendered per request. Only the returned data reaches the browser, never the loader's code.
  *
  * @example
  * export const loaders: Loaders = {

@@ -1,8 +1,7 @@
 /**
- * API routes: `(req, ctx) => Response` handlers for exact paths under `/api/`, declared in
- * `server/api/routes.ts`. They run inside the app's handler chain (limits, security headers,
- * request log, tracing, error reporting); what this module adds is their context (request id,
- * client address, a bounded JSON body reader) and their JSON error answers.
+ * API routes (`(req, ctx) => Response` for exact `/api/` paths, declared in routes.ts) run inside
+ * the app's handler chain; this module adds their context (request id, client address, a bounded
+ * JSON body reader) and their JSON error answers.
  */
 import { clientAddress, type ContextHandler } from "../http/request_context.ts";
 
@@ -18,11 +17,8 @@ export interface ApiContext {
   readonly requestId: string;
   /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
   readonly clientAddress: string;
-  /**
-   * The request body as JSON, read up to the size limit. A client's mistake is answered for
-   * the handler, never a 500: 415 unless the body is declared `application/json` (or
-   * `…+json`), 413 over the limit (read no further), 400 when empty or malformed.
-   */
+  /** The body as JSON, up to the size limit; a client's mistake is answered, never a 500: 415
+   * unless declared `application/json` (or `…+json`), 413 over the limit, 400 empty/malformed. */
   json<T = unknown>(): Promise<T>;
 }
 
@@ -48,14 +44,8 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * Check the declared API routes and list them as `[path, handlers by method]`, each handler
- * given its context; a route with GET answers HEAD too. Throws on a path outside
- * {@link API_PREFIX} or with a query, so a typo stops start-up.
- *
- * @example
- * for (const [path, methods] of apiRouteEntries({ "/api/hello": { GET: hello } }, options)) ...
- */
+/** Check the API routes and list them as `[path, handlers by method]`, GET also answering HEAD;
+ * a path outside {@link API_PREFIX} or with a query throws, so a typo stops start-up. */
 export function apiRouteEntries(
   routes: ApiRoutes,
   options: ApiOptions,

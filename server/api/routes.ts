@@ -1,7 +1,6 @@
 /**
- * The app's API routes: add a handler here and it answers at its path, with the same security
- * headers, request log, tracing and error reporting as the pages. Paths are exact and start
- * with `/api/`. See "Building on the shell" in the README.
+ * The app's API routes: a handler added here answers at its exact `/api/` path, with the pages'
+ * security headers, request log, tracing and error reporting (README: "Building on the shell").
  */
 import type { ApiRoutes } from "./router.ts";
 

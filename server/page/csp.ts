@@ -5,24 +5,12 @@
  */
 import { type Dsn, ingestUrl } from "../tunnel/dsn.ts";
 
-/**
- * The policy for one response. `reportUri` receives violation reports (Sentry's security
- * endpoint for the DSN), or is omitted when monitoring is off.
- *
- * @example
- * headers.set("content-security-policy", contentSecurityPolicy(nonce, reportUri));
- */
+/** The policy for one response; `reportUri` is omitted when monitoring is off. */
 export function contentSecurityPolicy(nonce: string, reportUri?: string): string {
   return cspWriter(reportUri)(nonce);
 }
 
-/**
- * Build a function that writes the policy for a nonce: everything but the nonce is joined once
- * here, so a request costs one string concatenation.
- *
- * @example
- * const csp = cspWriter(reportUri); csp(createNonce());
- */
+/** A writer of the policy for a nonce: the rest is joined once, so a request costs one concat. */
 export function cspWriter(reportUri?: string): (nonce: string) => string {
   const directives = [
     "default-src 'self'",
@@ -44,10 +32,8 @@ export function cspWriter(reportUri?: string): (nonce: string) => string {
 // Stands for the nonce while the fixed text is split; no directive or URL can contain a NUL.
 const NONCE = "\0";
 
-/**
- * Sentry's security endpoint for a DSN, which accepts the browser's CSP violation reports.
- * Reports go there directly: `report-uri` is not limited by `connect-src`.
- */
+/** Sentry's security endpoint for a DSN, for the browser's CSP violation reports (sent there
+ * directly: `report-uri` is not limited by `connect-src`). */
 export function sentryCspReportUri(
   dsn: Dsn,
   tags: { environment: string; release: string },

@@ -1,8 +1,7 @@
 /**
- * The HTML document around a page: its head (title, description, meta tags, the request's trace
- * tags, styles, scripts, the browser's configuration) and `<div id="root">` with the page as
- * React rendered it, followed, for a page with a loader, by its data as JSON (never executed).
- * Everything but the request's own parts (nonce, trace tags) is written once per page.
+ * The HTML document around a page: its head (title, meta tags, trace tags, styles, scripts, the
+ * browser's configuration), the page in `<div id="root">` and a loader's data as JSON (never
+ * executed). All but the request's nonce and trace tags is written once per page.
  */
 import type { Manifest } from "../build/manifest.ts";
 import { escapeHtml, serializeJson } from "../http/html.ts";
@@ -10,7 +9,6 @@ import type { RenderedPage } from "./rendered_pages.ts";
 
 /** What differs from one request to the next. */
 export interface RequestParts {
-  /** CSP nonce for every script tag. */
   readonly nonce: string;
   /** Extra `<meta>` tags for `<head>`, already escaped (trace propagation). */
   readonly headTags: string;
@@ -34,14 +32,7 @@ export interface DocumentShell {
 const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
-/**
- * Build a function that writes one request's document around a page.
- *
- * @example
- * const shell = documentShell(manifest, page, { clientConfig: {} });
- * const { start, end } = shell({ nonce: createNonce(), headTags: "" });
- * const html = start + page.appHtml + end();
- */
+/** Build a function that writes one request's document (`start + appHtml + end(data)`). */
 export function documentShell(
   manifest: Manifest,
   page: Omit<RenderedPage, "appHtml">,

@@ -1,9 +1,8 @@
 /**
- * The app's pages: `client/routes.tsx` declares them. A page without a loader is rendered ahead
- * of time (render.ts) and each request only adds its nonce and trace tags; a page with a loader
- * (server/loaders.ts) runs it per request and streams React's render of the page with its data.
- * Every other path shares one not-found page, and a loader's failure shows the error page, so no
- * path a client makes up is ever rendered.
+ * The app's pages (client/routes.tsx): one without a loader is rendered ahead of time and each
+ * request adds its nonce and trace tags; one with a loader (server/loaders.ts) streams React's
+ * render with its data. Other paths share one not-found page, so no path a client makes up is
+ * ever rendered; a loader's failure shows the error page.
  */
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
@@ -30,11 +29,8 @@ export interface LoaderContext {
   notFound(): Response;
 }
 
-/**
- * A page's server-side loader (server/loaders.ts): its data for the page (anything JSON can
- * carry), or a Response to send instead (`Response.redirect(...)`, `ctx.notFound()`). It runs in
- * the request's Sentry span, so `Sentry.getActiveSpan()` is this request's.
- */
+/** A page's loader: its data (anything JSON can carry) or a Response to send instead
+ * (`Response.redirect(...)`, `ctx.notFound()`); it runs in the request's Sentry span. */
 export type PageLoader = (req: Request, ctx: LoaderContext) => unknown;
 
 /** Loaders by the page path they serve. */
@@ -51,13 +47,11 @@ export interface LivePages {
   ) => Promise<ReadableStream<Uint8Array>>;
 }
 
-/** The handlers for the declared pages, the not-found page and the error page. */
+/** `GET`/`HEAD` handlers: each declared page by exact path, the 404 page for any other path, and
+ * the 500 page for a loader's failure. */
 export interface PageHandlers {
-  /** One `GET`/`HEAD` handler per declared page, by exact path. */
   readonly pages: ReadonlyMap<string, ContextHandler>;
-  /** The app's not-found page, with status 404, for a `GET`/`HEAD` of any other path. */
   readonly notFound: ContextHandler;
-  /** The app's error page, with status 500, when a page's loader failed. */
   readonly error: () => Response;
 }
 
@@ -98,8 +92,7 @@ export function createPageHandlers(
 
   const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
     documentShell(deps.manifest, page, { clientConfig, devScript });
-  // With the request's context, the answer is built with every common header at once: adding
-  // them to a finished Response costs Deno's fast path for its headers.
+  // Through ctx.send every common header is set at once: adding them later costs Deno's fast path.
   const send = (body: AnswerBody, status: number, nonce: string, ctx?: RequestContext) => {
     const headers = {
       "content-type": "text/html; charset=utf-8",
@@ -109,7 +102,7 @@ export function createPageHandlers(
     };
     return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
   };
-  // A page rendered ahead of time. Untraced answers (the 404) carry no trace to continue.
+  // Untraced answers (the 404) carry no trace to continue.
   const prerendered = (page: RenderedPage, status: number, traced: boolean) => {
     const shell = shellFor(page);
     return (ctx?: RequestContext) => {

@@ -11,13 +11,7 @@ import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 export type Shell = typeof App;
 import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 
-/**
- * The HTML of each page of `routes` but those with a loader (`live`), which render per request.
- *
- * @example
- * const { routes, App } = await import(SERVER_BUNDLE_URL);
- * const rendered = renderPages(routes, App, new Set(Object.keys(loaders)));
- */
+/** The HTML of each page of `routes` but those with a loader (`live`), which render per request. */
 export function renderPages(
   routes: Routes,
   shell: Shell,

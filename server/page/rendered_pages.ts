@@ -1,7 +1,6 @@
 /**
- * The app's pages as HTML, rendered by React ahead of time (server/page/render.ts), and how
- * they are stored in the build. Free of React: in production the server only reads this file,
- * so React's server renderer (about 16 MB of resident memory) never loads in the server.
+ * The app's pages as HTML rendered ahead of time (render.ts), as the build stores them. Free of
+ * React: in production the server only reads this file, so React's renderer (~16 MB) never loads.
  */
 import { PAGES_FILE } from "../constants.ts";
 import { readBuildFile } from "../build/manifest.ts";
@@ -28,13 +27,7 @@ export async function writeRenderedPages(rendered: RenderedPages, file = PAGES_F
   await Deno.writeTextFile(file, json + "\n");
 }
 
-/**
- * Read the pages the build rendered. Throws with a one-line reason when the file is missing or
- * not what the build writes.
- *
- * @example
- * const pages = await readRenderedPages(); pages.pages.get("/")?.title;
- */
+/** Read the pages the build rendered; throws a one-line reason if the file is not the build's. */
 export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPages> {
   const parsed = JSON.parse(await readBuildFile(file));
   const isPage = (value: unknown): value is RenderedPage =>

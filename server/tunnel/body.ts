@@ -1,11 +1,8 @@
 /**
- * The client's request body as the tunnel reads it: counted against the cap, stoppable, and
- * passed on as it arrives. A small body with a Content-Length is read whole in one op
- * (`req.bytes()`); any other is read chunk by chunk and streamed upstream, never held whole.
- *
- * A read pending on a Deno request body is never cancelled: cancelling it while the client
- * stalls leaves Deno's read op and its 64 KiB buffer alive for good, even once the client has
- * gone (Deno 2.9). Stopping only stops waiting; the body is cancelled once that read has ended.
+ * The client's request body: counted against the cap, stoppable, read whole when small with a
+ * Content-Length, else streamed upstream chunk by chunk. A pending read is never cancelled (in
+ * Deno 2.9 that leaks its op and 64 KiB buffer for good): stopping only stops waiting, and the
+ * body is cancelled once that read ends.
  */
 import type { Bytes } from "./envelope.ts";
 
@@ -24,7 +21,6 @@ export function isSmallBody(declared: number | null): declared is number {
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
-  /** Every byte was read. */
   done = false;
   /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
   readonly upstream = new AbortController();
@@ -115,12 +111,8 @@ export class RequestBody {
   }
 }
 
-/**
- * A counting semaphore for large bodies in flight: each holds Deno's read buffers, the upstream
- * request's and their garbage (a few MB under load); past the limit an upload waits its turn
- * unread, held by the kernel's socket buffers instead of the heap. `release()` gives the slot
- * back, or leaves the line.
- */
+/** A semaphore for large bodies in flight (each holds read and upstream buffers): past `limit` an
+ * upload waits unread in kernel socket buffers. `release()` frees a slot or leaves the line. */
 export function createStreamSlots(limit: number) {
   let free = limit;
   const line = new Set<() => void>(); // in arrival order

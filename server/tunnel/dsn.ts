@@ -5,7 +5,6 @@
 
 /** A parsed, normalised Sentry DSN. */
 export interface Dsn {
-  /** `http:` or `https:` */
   readonly protocol: string;
   /** Lower-case host name (IPv6 in brackets), without the port. */
   readonly hostname: string;
@@ -14,20 +13,14 @@ export interface Dsn {
   /** Path prefix before the project id, without a trailing slash ("" for sentry.io). */
   readonly path: string;
   readonly publicKey: string;
-  /** The legacy secret key ("" when none); config refuses one, so an envelope naming one
-   * matches no DSN we serve. */
+  /** The legacy secret key, or ""; config refuses one, so an envelope naming one matches none. */
   readonly secretKey: string;
   readonly projectId: string;
 }
 
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
 
-/**
- * Parse a DSN string; `null` for anything that is not a usable DSN.
- *
- * @example
- * parseDsn("https://abc@o1.ingest.sentry.io/42")?.projectId; // "42"
- */
+/** Parse a DSN string; `null` for anything that is not a usable DSN. */
 export function parseDsn(input: string): Dsn | null {
   let url: URL;
   try {
@@ -62,7 +55,8 @@ export function sameDsn(a: Dsn, b: Dsn): boolean {
     a.projectId === b.projectId;
 }
 
-/** The configured DSN `candidate` names, or `undefined`: URLs are built from it, never the candidate. */
+/** The configured DSN `candidate` names, or `undefined`: URLs are built from it, never from the
+ * candidate. */
 export function findAllowedDsn(candidate: Dsn, allowed: readonly Dsn[]): Dsn | undefined {
   return allowed.find((dsn) => sameDsn(dsn, candidate));
 }

@@ -1,14 +1,8 @@
 /**
- * The envelope's first line, the only part the tunnel decodes: `{header JSON}\n{item}\n...`;
- * everything after it stays opaque bytes (payloads may be binary). The line is read from a
- * body as it arrives, decompressed if the client compressed the body, and the raw bytes read
- * to find it are kept to be forwarded unchanged.
- *
- * Compressed lines are decoded with node:zlib streams rather than DecompressionStream, which in
- * Deno 2.9 hands out a write's whole output at once (512 bytes of gzip became 500 KB; a few
- * bytes of brotli can become 16 MiB) and refuses gzip bodies of several members (RFC 1952).
- * zlib's `chunkSize` steps stop a decompression bomb one step past the cap. node:zlib loads
- * with the first compressed body: it costs about 5 MB that a server without one never pays.
+ * The envelope's first line (`{header JSON}\n`), the only part the tunnel decodes; the raw bytes
+ * read to find it are forwarded unchanged. Compressed bodies go through node:zlib (loaded with
+ * the first one), whose `chunkSize` steps stop a bomb one step past the cap: Deno 2.9's
+ * DecompressionStream hands out a write's whole output at once and refuses multi-member gzip.
  */
 import { type Dsn, parseDsn } from "./dsn.ts";
 import { type Encoding, HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
@@ -19,8 +13,7 @@ export type Bytes = Uint8Array<ArrayBuffer>;
 /** The longest header line looked for: real ones are a few hundred bytes (dsn, sdk, trace). */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-// A compressed 64 KiB line is a little over 64 KiB on the wire; this stops bodies of empty
-// deflate blocks that never produce a line.
+// Room for an incompressible 64 KiB line; stops bodies of empty deflate blocks that end none.
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
 const STEP_BYTES = 16 * 1024;
 
@@ -28,12 +21,7 @@ const STEP_BYTES = 16 * 1024;
 // what the ingest reads; ignoreBOM keeps a BOM in the text, where JSON.parse refuses it.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/**
- * The DSN a header line (without its "\n") names, or a one-line reason.
- *
- * @example
- * parseEnvelopeHeader(new TextEncoder().encode('{"dsn":"https://k@o1.ingest.sentry.io/4"}'));
- */
+/** The DSN a header line (without its "\n") names, or a one-line reason. */
 export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
   if (line.byteLength > MAX_HEADER_BYTES) return "envelope header line too long";
   let header: unknown;
@@ -50,8 +38,7 @@ export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
   if (!Object.hasOwn(header, "dsn")) return "envelope header has no dsn";
   const dsn: unknown = (header as { dsn: unknown }).dsn;
   if (typeof dsn !== "string") return "envelope header dsn is not a string";
-  // Every envelope of an app names the same DSN: the last one parsed saves a URL parse each
-  // (about 3 µs). parseDsn is pure, so the answer is the same; frozen, it stays the same.
+  // An app sends one DSN: the last one parsed is kept, frozen so no caller can change it.
   if (last?.text !== dsn) last = { text: dsn, dsn: Object.freeze(parseDsn(dsn)) };
   return last.dsn ?? "envelope header dsn is not a valid DSN";
 }
@@ -64,10 +51,8 @@ export interface Head {
   readonly raw: ByteBuffer;
 }
 
-/**
- * Read `next()` chunks until the header line is whole, feeding each byte to the decoder once
- * (a body sent in 1-byte chunks stays linear).
- */
+/** Read `next()` chunks until the header line is whole, decoding each byte once (so a body
+ * sent in 1-byte chunks stays linear). */
 export async function readHead(
   next: () => Promise<Bytes | undefined>,
   encoding: Encoding | null,
@@ -91,8 +76,7 @@ export async function readHead(
     ? zlib.createGunzip(options)
     : zlib.createInflate(options);
   let outcome: Uint8Array | Rejection | undefined;
-  // One resolver for the write in progress, not a shared promise that 1-byte chunks would pile
-  // a reaction per byte onto.
+  // One resolver per write: a shared promise would gather a reaction per 1-byte chunk.
   let wake = () => {};
   const decide = (value: Uint8Array | Rejection) => {
     outcome ??= value;
@@ -140,10 +124,8 @@ class LineCollector {
   }
 }
 
-/**
- * Bytes in one buffer that doubles as it fills: each chunk Deno hands out is a view on its own
- * 64 KiB buffer, so a body sent in 1-byte chunks must not keep its chunks.
- */
+/** Bytes in one buffer that doubles as it fills: each Deno chunk is a view on its own 64 KiB
+ * buffer, so a body sent in 1-byte chunks must not keep its chunks. */
 export class ByteBuffer {
   #buffer: Bytes = new Uint8Array(0);
   length = 0;

@@ -1,12 +1,9 @@
 /**
- * `POST /monitoring`: the Sentry tunnel. The browser SDK posts envelopes here (so ad blockers
- * don't drop them) and the server forwards the raw bytes to the ingest of an allowed DSN.
- *
- * A security boundary: the body is hostile until its header line names a configured DSN, the
- * upstream URL is built from that configured DSN (never from the client's string), redirects
- * are not followed, and only a few of the ingest's headers come back to the app's origin.
- * What a client or the ingest can cause is an answer (4xx, 502, 504) and a log record; anything
- * else is a bug, thrown for the app to answer 500 and report.
+ * `POST /monitoring`: the Sentry tunnel (so ad blockers don't drop envelopes). A security
+ * boundary: the body is hostile until its header names a configured DSN, the upstream URL is
+ * built from that DSN (never the client's string), redirects are not followed, and only a few
+ * ingest headers reach the app's origin. Client and ingest faults are answers (4xx, 502, 504)
+ * and a log record; anything else is a bug, thrown for the app to answer 500 and report.
  */
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
@@ -32,8 +29,7 @@ import {
   upstreamHeaders,
 } from "./policy.ts";
 
-// Taken when this module loads, before monitoring may wrap `globalThis.fetch` for breadcrumbs:
-// the envelopes the tunnel forwards are not the app's own requests.
+// Taken before monitoring may wrap fetch for breadcrumbs: forwarded envelopes are not the app's.
 const platformFetch = globalThis.fetch;
 
 /** What the tunnel needs to know; the app builds it from its `Config`. */
@@ -48,8 +44,7 @@ export interface TunnelOptions {
   readonly trustProxy: boolean;
   /** Envelopes per client address per minute; 0 or absent: no limit. */
   readonly rateLimit?: number;
-  /** Upstream fetch (tests, the dev inbox); by default the platform's, which honours
-   * HTTP(S)_PROXY, NO_PROXY and DENO_CERT. */
+  /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
   readonly fetch?: typeof fetch;
   /** Large bodies (over 64 KiB, or chunked) streamed at once; the rest wait, unread. */
   readonly maxLargeBodies?: number;
@@ -74,8 +69,7 @@ export type TunnelHandler = (
   ctx?: { readonly requestId?: string },
 ) => Promise<Response>;
 
-/** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads, and 200
- * uploads at once within 250 MB. */
+/** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads. */
 export const DEFAULT_LARGE_BODIES = 8;
 
 // The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
@@ -108,8 +102,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     if (typeof named === "string") return { status: 400, reason: named };
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    // A chunked body that ends within the small size is sent whole too: with a Content-Length,
-    // and replayable if the first connection fails.
+    // A chunked body that ends small is sent whole too: with a Content-Length, and replayable.
     const { raw } = head;
     while (!body.done && body.declared === null && raw.length <= SMALL_BODY_BYTES) {
       const chunk = await body.next();
@@ -186,11 +179,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
 }
 
 /**
- * POST an envelope, never following a redirect. A body held whole is sent once more when fetch
- * failed without an answer (a TypeError) and not through `signal`: refused, or reset before the
- * answer began. Fetch itself resends what a reused keep-alive connection lost as the ingest
- * closed it; this covers fresh connections. A stream cannot be replayed, and nothing is sent
- * again once an answer started.
+ * POST an envelope, never following a redirect. A body held whole is sent again when fetch failed
+ * before any answer (a TypeError, not `signal`): fetch itself retries only reused connections.
  */
 async function post(
   upstreamFetch: typeof fetch,

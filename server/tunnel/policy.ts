@@ -1,7 +1,6 @@
 /**
- * The tunnel's decisions that need no I/O: what is refused before the body is read, which
- * client address counts, which headers go upstream, and what of the ingest's answer may reach
- * the app's origin.
+ * The tunnel's decisions that need no I/O: refusals before the body is read, the client's
+ * address, the headers sent upstream and what of the ingest's answer may reach the app's origin.
  */
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
@@ -41,11 +40,8 @@ export function contentEncoding(value: string | null): Encoding | null | "unsupp
   return ENCODINGS.get(name) ?? "unsupported";
 }
 
-/**
- * A Content-Length of at most 15 decimal digits, else null. The same number repeated (`42, 42`:
- * the field sent twice, which Deno joins; it refuses differing ones) is that number (RFC 9110
- * 8.6), compared as numbers as Deno frames the body (`61` and `061` are one length).
- */
+/** A Content-Length of at most 15 digits, else null; a repeated field (`42, 42`, as Deno joins
+ * it) is that number if all agree numerically, as Deno frames the body (RFC 9110 8.6). */
 export function contentLength(headers: Headers): number | null {
   const value = headers.get("content-length");
   if (value === null || !/^\d{1,15}(?:[ \t]*,[ \t]*\d{1,15})*$/.test(value)) return null;
@@ -89,9 +85,8 @@ const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 
 /**
  * The browser's address: the socket peer, or behind a trusted proxy the last X-Forwarded-For
- * entry, the address that proxy saw. Earlier entries are the client's to write (nginx appends
- * to what it sent): trusting one would let a client pick a new address per envelope, escape
- * the rate limit and have Sentry record it.
+ * entry. Earlier ones are the client's to write: trusting them would let it pick an address per
+ * envelope, escape the rate limit and have Sentry record it.
  */
 export function clientAddress(
   headers: Headers,
@@ -118,10 +113,9 @@ export function upstreamHeaders(headers: Headers, clientIp: string | undefined) 
 }
 
 /**
- * Headers for the browser from an ingest's answer: Retry-After and X-Sentry-Rate-Limits (the
- * SDK backs off on them), nothing else (Set-Cookie, HSTS, CORS must not reach the app's origin),
- * and whether its body is the JSON an ingest sends; anything else (an HTML error page from a
- * proxy, say) is replaced by a one-line reason, so the origin never serves markup it did not write.
+ * Of an ingest's answer the browser gets Retry-After and X-Sentry-Rate-Limits (the SDK backs off
+ * on them), never Set-Cookie, HSTS or CORS, and a body only if JSON (the origin never serves
+ * markup it did not write).
  */
 export function relayedHeaders(
   upstream: Headers,

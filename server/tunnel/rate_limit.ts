@@ -1,7 +1,4 @@
-/**
- * A per-client envelope budget: a token bucket per client address, in a table of bounded size.
- * Pure: the caller passes the clock, so tests need no sockets or sleeps.
- */
+/** A token bucket per client address, in a table of bounded size; the caller passes the clock. */
 
 /** Go ahead, or wait this many whole seconds. */
 export type RateDecision =
@@ -12,14 +9,9 @@ export type RateDecision =
 export const MAX_RATE_LIMIT_CLIENTS = 10_000;
 
 /**
- * A limiter of `limit` envelopes per client per window (also the burst a quiet client may send).
- * When the table is full the least recently seen client is forgotten: an idle client's bucket
- * is full anyway, so a flood from many addresses can at worst reset budgets, never refuse
+ * `limit` envelopes per client per window (also a quiet client's burst). A full table forgets the
+ * least recently seen client: a flood from many addresses can only reset budgets, never refuse
  * everyone or grow memory.
- *
- * @example
- * const limiter = createRateLimiter({ limit: 600 });
- * limiter.take(clientKey(ip), performance.now()).allowed;
  */
 export function createRateLimiter(
   { limit, windowMs = 60_000, maxClients = MAX_RATE_LIMIT_CLIENTS }: {
@@ -29,7 +21,7 @@ export function createRateLimiter(
   },
 ) {
   const perMs = limit / windowMs;
-  // In recency order, least recent first: a client seen again is deleted and set anew.
+  // Least recently seen first: a client seen again is deleted and set anew.
   const buckets = new Map<string, { tokens: number; atMs: number }>();
   return {
     /** Spend one envelope of `key`'s budget at `nowMs` (any monotonic clock). */
@@ -48,20 +40,14 @@ export function createRateLimiter(
       const wait = Math.ceil((1 - bucket.tokens) / perMs / 1000);
       return { allowed: false, retryAfterSeconds: Math.max(1, wait) };
     },
-    /** How many clients the table holds. */
     get size() {
       return buckets.size;
     },
   };
 }
 
-/**
- * The rate-limit key of an address: IPv4 as is, IPv6 by its /64 (one host usually holds a
- * whole /64 and could rotate through it), an IPv4-mapped IPv6 as its IPv4, anything else as is.
- *
- * @example
- * clientKey("2001:db8:1:2:aaaa::1"); // "2001:db8:1:2::/64"
- */
+/** The rate-limit key: IPv6 by its /64 (one host often holds a whole /64 to rotate through),
+ * an IPv4-mapped IPv6 as its IPv4, anything else as is. */
 export function clientKey(address: string): string {
   if (!address.includes(":")) return address;
   let host: string;
