@@ -1,10 +1,7 @@
 import type { ResolvedPage } from "./page_table.ts";
 import { useHydrated } from "./use_hydrated.ts";
 
-/**
- * The application shell around one page. The server renders it for the page the request's
- * path resolves to; the browser hydrates it with the page `location.pathname` resolves to.
- */
+/** The application shell around one page, rendered by the server and hydrated in the browser. */
 export function App({ page, data }: { readonly page: ResolvedPage; readonly data?: unknown }) {
   // Marks hydration in the DOM, for the tests and for styles that need JavaScript.
   const hydrated = useHydrated();

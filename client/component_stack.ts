@@ -1,9 +1,7 @@
 /**
- * React's component stack as a linked error, the shape Sentry symbolicates: an Error whose
- * `stack` is the component stack, set as the `cause` at the end of the original error's chain.
- * Sentry's linkedErrors integration (on by default, key `cause`) then sends it as a second
- * exception whose frames point into the bundle, so source maps turn the minified component
- * names back into real ones. A plain string in `contexts.react` is never symbolicated.
+ * React's component stack as the last `cause` of the error, an Error whose `stack` it is: Sentry's
+ * linkedErrors sends it as an exception whose frames source maps turn back into component names
+ * (a plain string in `contexts.react` is never symbolicated).
  */
 
 /** The linked error that carries a component stack; its name marks it in Sentry's UI. */
@@ -20,11 +18,7 @@ export class ComponentStackError extends Error {
 // and it bounds the walk on a (hostile or buggy) cyclic or very long chain.
 const MAX_CHAIN = 5;
 
-/**
- * Append the component stack to the end of `error`'s cause chain. Returns false, changing
- * nothing, when `error` is not an Error, the chain already holds one, the chain ends in a
- * value that is not an Error, or it is too long or frozen.
- */
+/** Append the component stack to the end of `error`'s cause chain; false if it cannot. */
 export function linkComponentStack(error: unknown, componentStack: string): boolean {
   if (!(error instanceof Error) || componentStack.trim() === "") return false;
   let last: Error = error;

@@ -1,7 +1,4 @@
-/**
- * The settings the server serializes into the page (`<script id="app-config">`), so one build
- * runs in every environment.
- */
+/** The settings the server serializes into the page, so one build runs in every environment. */
 
 /** Browser monitoring settings; absent when the server has no DSN. */
 export interface SentryClientConfig {
@@ -30,7 +27,7 @@ export function readPageData(doc: Document = document): unknown {
   return readJson(doc, "page-data");
 }
 
-// A JSON element of the page (never executed); missing or broken reads as undefined.
+// A JSON element of the page, never executed.
 function readJson(doc: Document, id: string): unknown {
   const text = doc.getElementById(id)?.textContent;
   try {
@@ -41,9 +38,8 @@ function readJson(doc: Document, id: string): unknown {
 }
 
 /**
- * The server's `PUBLIC_*` environment variables, as it read them at start-up: settings the app's
- * browser code may see (an API origin, a feature flag), the same build running in every
- * environment. No other variable is ever sent to the page.
+ * The server's `PUBLIC_*` environment variables as read at start-up: settings browser code may see
+ * (an API origin, a feature flag). No other variable is ever sent to the page.
  *
  * @example
  * const apiOrigin = publicConfig().PUBLIC_API_ORIGIN ?? location.origin;

@@ -8,10 +8,7 @@ interface State {
   readonly failed: boolean;
 }
 
-/**
- * Shows a fallback instead of a blank page when rendering fails. React reports the error
- * through the root's `onCaughtError`, which sends it to monitoring.
- */
+/** A fallback instead of a blank page when rendering fails; the root's `onCaughtError` reports. */
 export class ErrorBoundary extends Component<Props, State> {
   override state: State = { failed: false };
 

@@ -1,7 +1,4 @@
-/**
- * Errors raised before the Sentry chunk has loaded are kept here and handed over once it is
- * up, so the main bundle stays small (Sentry loads after hydration starts) and nothing is lost.
- */
+/** Errors raised before the Sentry chunk has loaded, kept and handed over once it is up. */
 
 /** Extra detail sent with an error, such as React's component stack. */
 export interface ErrorContext {

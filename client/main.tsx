@@ -1,7 +1,4 @@
-/**
- * Browser entry: start loading monitoring if it is configured, then hydrate the
- * server-rendered shell with the page for this URL's path.
- */
+/** Browser entry: start loading monitoring if configured, then hydrate the server's render. */
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { readClientConfig, readPageData } from "./config.ts";
@@ -17,9 +14,8 @@ const errors = new ErrorBuffer();
 if (config.sentry) {
   const sentry = config.sentry;
   errors.listen(window);
-  // Requested before hydration, so that an app that fails to start (no #root, a throw in
-  // hydrateRoot) still gets monitoring and its buffered error is sent. The chunk is fetched
-  // in parallel and evaluated in a later task: nothing is added to what hydration waits for.
+  // Requested before hydration, so an app that fails to start still reports; the chunk is
+  // evaluated in a later task, adding nothing to what hydration waits for.
   import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
 } else {
   disableSentry();
@@ -28,8 +24,7 @@ if (config.sentry) {
 const root = document.getElementById("root");
 if (root === null) throw new Error("#root is missing from the server-rendered page");
 
-// The same lookup the server made for this path, and the data its loader gave the server's
-// render, so hydration finds the same page with the same data.
+// The page and loader data the server rendered, so hydration matches it.
 const page = resolvePage(routes, location.pathname);
 const data = readPageData();
 

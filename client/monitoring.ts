@@ -1,7 +1,4 @@
-/**
- * Browser monitoring with `@sentry/react`, loaded as its own chunk (requested as the page
- * starts, evaluated after hydration starts) so the JavaScript needed before hydration stays small.
- */
+/** Browser monitoring with `@sentry/react`, its own chunk so that hydration waits for less. */
 import {
   browserTracingIntegration,
   captureException,
@@ -32,8 +29,7 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
   buffer.attach((error, context) => {
     withScope((scope) => {
       if (context.componentStack) {
-        // Linked as the error's cause so Sentry symbolicates it; the raw text stays readable
-        // in the event's React context as well.
+        // Linked as the error's cause so Sentry symbolicates it; the raw text stays readable too.
         linkComponentStack(error, context.componentStack);
         scope.setContext("react", { componentStack: context.componentStack });
       }
@@ -48,6 +44,5 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
       captureException(error);
     });
   }, { stopListening: true });
-  // The app's own calls (sentry.ts) that waited for the SDK.
   attachSdk({ captureException, captureMessage, setUser, startSpan, startInactiveSpan });
 }

@@ -1,7 +1,4 @@
-/**
- * The types and lookup behind `routes.tsx`: which paths are pages, and which page a path shows.
- * Shared by the server (to render) and the browser (to hydrate), so both pick the same page.
- */
+/** The types and lookup behind `routes.tsx`, shared by server and browser so both pick one page. */
 import type { ComponentType } from "react";
 
 /** What a page component is given: its loader's data (server/loaders.ts), if it has one. */
@@ -25,10 +22,7 @@ export interface PageRoute {
 /** A page for no path of its own: the not-found page, the error page. */
 export type SpecialPage = Omit<PageRoute, "path">;
 
-/**
- * What `client/routes.tsx` declares: the pages by path, the page for every other path, and the
- * page shown (with 500) when a page's loader fails.
- */
+/** What `client/routes.tsx` declares: pages by path, the not-found page, the error page (500). */
 export interface Routes {
   readonly pages: ReadonlyMap<string, PageRoute>;
   readonly notFound: SpecialPage;
@@ -38,20 +32,13 @@ export interface Routes {
 /** The page or not-found route that a path resolves to. */
 export type ResolvedPage = PageRoute | SpecialPage;
 
-/**
- * Check the declared pages and index them by path. Throws on a malformed or repeated path, so a
- * typo stops start-up (and the build's type check) instead of answering 404 at run time.
- *
- * @example
- * export const routes = defineRoutes({ pages: [{ path: "/", title: "App", Page: Home }], notFound });
- */
+/** Index the pages by path; a malformed or repeated path throws at start-up, not a 404 later. */
 export function defineRoutes(declared: {
   readonly pages: readonly PageRoute[];
   readonly notFound: SpecialPage;
   readonly error: SpecialPage;
 }): Routes {
-  // A Map: the path is the client's, and a plain object would answer `/__proto__`-like keys
-  // from its prototype if anyone ever indexed it with `path.slice(1)`.
+  // A Map: the path is the client's, and a plain object answers `__proto__` from its prototype.
   const pages = new Map<string, PageRoute>();
   for (const page of declared.pages) {
     if (!/^\/[^?#\s]*$/.test(page.path)) {

@@ -1,8 +1,6 @@
 /**
- * Sentry for the app's own browser code: capture an error or a message, time a span, set the
- * user. The SDK (`@sentry/react`) is a chunk loaded after hydration starts (monitoring.ts), so
- * this module holds no SDK code: calls made before it is up are queued and replayed once it is,
- * spans with the times they really had. Without a DSN the SDK never loads and calls do nothing.
+ * Sentry for the app's browser code. Calls made before the SDK chunk is up (monitoring.ts) are
+ * queued and replayed, spans with their real times; without a DSN they do nothing.
  *
  * @example
  * import * as Sentry from "../sentry.ts";
@@ -41,10 +39,7 @@ export function setUser(user: SDK.User | null): void {
   call((sdk) => sdk.setUser(user));
 }
 
-/**
- * Time `callback` (its promise, when it returns one) as a span under the page's active span.
- * Before the SDK is up the span is recorded with its real start and end, and sent once it is.
- */
+/** Time `callback` (its promise, if it returns one) as a span under the page's active span. */
 export function startSpan<T>(options: { name: string; op?: string }, callback: () => T): T {
   if (sdk) return sdk.startSpan(options, callback);
   const startTime = Date.now() / 1000;

@@ -1,7 +1,4 @@
-/**
- * The app, wired together: the server's own routes (/healthz, the tunnel, /debug/error), the
- * API's and the pages', then static files and the not-found answers, behind serveRoutes.
- */
+/** The composition root: server, API and page routes, then static files, behind serveRoutes. */
 import {
   apiInternalError,
   apiMethodNotAllowed,
@@ -51,8 +48,7 @@ export function createApp(deps: AppDeps): Handler {
   const { config, monitoring } = deps;
   const failureLog = deps.failureLog ?? defaultFailureLog();
   const logLine = deps.logLine ?? stdoutLog(config.logFormat);
-  // A handler's fault is logged and reported, each within its own limit per distinct error;
-  // nothing may throw out of here (failed never throws).
+  // Must not throw: failed() never does, and a fault of monitoring is only logged.
   const report: Report = (error, req) => {
     failureLog.failed("request failed:", error);
     try {
@@ -61,9 +57,8 @@ export function createApp(deps: AppDeps): Handler {
       failureLog.failed("monitoring could not report it:", fault);
     }
   };
-  // Only the app's own handlers are traced: assets would be noise, the tunnel's requests must
-  // never be traced (they would feed themselves), and health checks would fill Sentry. Errors
-  // are caught inside the span, so their events join its trace.
+  // Only app handlers are traced: assets are noise, tunnel requests would feed themselves and
+  // health checks would fill Sentry. Errors are caught inside the span, so events join its trace.
   const traced = (handler: ContextHandler, onError = internalError) =>
     monitoring.instrumentHandler(caught(handler, report, onError));
 
@@ -82,7 +77,6 @@ export function createApp(deps: AppDeps): Handler {
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
     fetch: deps.fetch,
-    // Refusals go to the request log, under the id of the request refused.
     log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
   });
   add(config.tunnelPath, route({ POST: tunnel }));
@@ -94,7 +88,6 @@ export function createApp(deps: AppDeps): Handler {
   const pages = createPageHandlers(deps);
   for (const [path, handler] of pages.pages) {
     if (isApiPath(path)) throw new Error(`page ${path} is under the API's prefix`);
-    // A loader's failure shows the app's own error page (500), reported in the page's trace.
     const page = traced(handler, pages.error);
     add(path, route({ GET: page, HEAD: page }));
     // `/about/` is the same page as `/about`: one address for it, kept by a permanent redirect.
@@ -109,7 +102,6 @@ export function createApp(deps: AppDeps): Handler {
   }
   // Not traced, like static files: span names would carry any path a client makes up.
   const notFoundPage = caught(pages.notFound, report);
-  // Any other path: a static file, else the API's JSON 404 or the app's not-found page.
   const fallback: ContextHandler = (req, info, ctx) => {
     const api = isApiPath(ctx.path);
     if (req.method === "GET" || req.method === "HEAD") {
@@ -133,9 +125,8 @@ export function createApp(deps: AppDeps): Handler {
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 function throwDebugError(): never {
-  // Sentry's dedupe drops an error identical to the one just sent (frames compared by line), so
-  // every other call throws the error made one line further down; Sentry groups them by source
-  // text, not line, so they stay one issue.
+  // Sentry's dedupe drops an error identical to the last (frames compared by line), so calls
+  // alternate between two lines; Sentry groups by source text, so they stay one issue.
   const self = throwDebugError as typeof throwDebugError & { calls?: number };
   self.calls = (self.calls ?? 0) + 1;
   const message = "Debug error from GET /debug/error: server monitoring works";

@@ -1,20 +1,14 @@
-/**
- * Where Deno 2.9 falls short for this server, and what the server does instead, each with the
- * upstream issue it waits for. tests/server/deno_workarounds_test.ts fails once Deno fixes one.
- */
+/** Where Deno 2.9 falls short, each with the upstream issue; its test fails once one is fixed. */
 import type { Handler } from "./http/request_context.ts";
 
-// ---------------------------------------------------------------------------------------------
-// 1. `server.shutdown()` makes request bodies still arriving unreadable (BadResource), so an
-//    upload in progress at SIGTERM is lost (denoland/deno#36809, a regression in 2.9). The
-//    entries count the handlers running and call `shutdown()` only once none is left.
+// 1. `server.shutdown()` makes bodies still arriving unreadable (BadResource), losing uploads at
+//    SIGTERM (denoland/deno#36809, since 2.9): the entries call it only once no handler is running.
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {
   #count = 0;
   #idle = Promise.withResolvers<void>();
 
-  /** Handlers running now. */
   get count(): number {
     return this.#count;
   }
@@ -52,20 +46,13 @@ export class InFlight {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // 2. `deno serve` stops each worker on SIGINT/SIGTERM with a listener that calls `shutdown()` at
-//    once, cutting uploads still arriving (denoland/deno#32862, and #36809 above). Deno registers
-//    it through `Deno.addSignalListener` after the entry module has loaded: serve.ts holds that
-//    registration here and runs Deno's listener itself once its own requests are done.
+//    once (denoland/deno#32862, and #36809 above), registered through `Deno.addSignalListener`
+//    after the entry loads: serve.ts holds it here and runs it once its requests are done.
 
 /**
- * Until each of `signals` has one, hold the listeners registered for them through
- * `Deno.addSignalListener` instead of registering them; `release` runs them (Deno's shutdown)
- * once. Call it after registering your own listeners, before the module finishes loading.
- *
- * @example
- * const denoShutdown = holdServeShutdown(["SIGINT", "SIGTERM"]);
- * onStopRequest(async () => { await inFlight.idle(10_000); denoShutdown.release(); });
+ * Hold the next `Deno.addSignalListener` listener for each of `signals`; `release` runs them.
+ * Call it after registering your own listeners, before the module finishes loading.
  */
 export function holdServeShutdown(signals: readonly Deno.Signal[]): { release(): void } {
   const original = Deno.addSignalListener;
@@ -85,10 +72,8 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): { release():
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// 3. An accept error (EMFILE) ends `Deno.serve`'s accept loop for good and the process would exit
-//    (denoland/deno#10148). Here the failure is logged once, open connections keep being served,
-//    and the same address is listened on again every second until descriptors are free.
+// 3. An accept error (EMFILE) ends `Deno.serve`'s accept loop for good (denoland/deno#10148):
+//    log it once, keep serving open connections, listen again each second until one succeeds.
 
 /** Where and how to listen; `onListen` is called once, on the first successful listen. */
 export interface ListenOptions {
@@ -108,14 +93,7 @@ const RETRY_MS = 1_000;
 // An outage is over once a new listener has run this long without failing.
 const RECOVERED_AFTER_MS = 5_000;
 
-/**
- * Listen on `hostname:port` and keep listening. Errors of the first listen (address in use,
- * permission) are thrown as `Deno.serve` throws them.
- *
- * @example
- * const server = listen({ hostname: "127.0.0.1", port: 0 }, () => new Response("ok"));
- * await server.shutdown();
- */
+/** Listen on `hostname:port` and keep listening; errors of the first listen are thrown. */
 export function listen(options: ListenOptions, handler: Handler): Listening {
   // Every server started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
@@ -143,7 +121,6 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
     return server;
   };
 
-  // Listen again in a while; the outage is over if that listener then keeps running.
   const retry = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {

@@ -1,12 +1,9 @@
 /**
- * The app's own options for the server's `Sentry.init` (when `SENTRY_DSN` is set): filters and
- * hooks such as `beforeSend`, `ignoreErrors`, `ignoreTransactions`, `sendDefaultPii`, extra
- * `integrations`. The DSN, release, environment, sampling and transport are the server's.
+ * The app's own options for the server's `Sentry.init` (`beforeSend`, `ignoreErrors`, extra
+ * `integrations`...); the DSN, release, environment, sampling and transport are the server's.
  *
  * @example
- * export const sentryOptions: SentryOptions = {
- *   ignoreTransactions: ["GET /api/ping"],
- * };
+ * export const sentryOptions: SentryOptions = { ignoreTransactions: ["GET /api/ping"] };
  */
 import type { DenoOptions } from "@sentry/deno";
 

@@ -1,7 +1,4 @@
-/**
- * Shown with status 500 when a page's loader fails (the error is logged and reported; nothing of
- * it reaches the page). Rendered once for every such failure, so it must not show the request.
- */
+/** Shown with 500 when a loader fails; rendered once for all failures, so it shows no request. */
 export function ErrorPage() {
   return (
     <>

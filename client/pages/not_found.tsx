@@ -1,7 +1,4 @@
-/**
- * Every path that is no page, static file or server route. The server renders it once for all
- * of them, so it must not show the path it was asked for.
- */
+/** Every path that is no page, file or route; rendered once for all, so it shows no path. */
 export function NotFoundPage() {
   return (
     <>

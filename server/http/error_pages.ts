@@ -1,13 +1,11 @@
 /**
- * Small error pages and plain answers (400, 404, 405, 414, 431, 500), never with internal
- * detail, and the answer of last resort: whatever escapes the app's handler is logged and
- * answered with the generic 500 page; not reported to Sentry, as a client may cause it.
+ * Error pages and plain answers, never with internal detail, and the last resort for what escapes
+ * the app's handler: logged and answered 500, not reported to Sentry (a client may cause it).
  */
 import { escapeHtml } from "./html.ts";
 import { defaultFailureLog } from "./failure_log.ts";
 import type { Handler } from "./request_context.ts";
 
-// An error answer, never cached, with its length.
 function answer(status: number, type: string, text: string, headers: Record<string, string> = {}) {
   const body = new TextEncoder().encode(text);
   return new Response(body, {
@@ -57,21 +55,13 @@ export function plainError(status: number, reason: string): Response {
   return answer(status, "text/plain; charset=utf-8", reason + "\n");
 }
 
-/**
- * Log `error` and return the generic 500 page.
- *
- * @example
- * Deno.serve({ onError: lastResortResponse }, handler);
- */
+/** Log `error` and return the generic 500 page (for `Deno.serve`'s `onError`). */
 export function lastResortResponse(error: unknown): Response {
   defaultFailureLog().failed("request failed outside the app's handler:", error);
   return internalError();
 }
 
-/**
- * `handler`, answering with {@link lastResortResponse} when it throws or rejects. For
- * `deno serve`, whose default export has no `onError` (Deno 2.9.6 ignores one if given).
- */
+/** `handler`, answering {@link lastResortResponse} on a throw: `deno serve` ignores `onError`. */
 export function withLastResort(handler: Handler): Handler {
   return (req, info) => {
     try {

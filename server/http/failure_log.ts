@@ -1,7 +1,4 @@
-/**
- * The log of failed requests on stderr, and the limit per distinct error it shares with
- * monitoring: a failure sent in a loop is written in full a few times a window, then counted.
- */
+/** The log of failed requests on stderr, and the per-error limit it shares with monitoring. */
 
 /** Limits; the defaults suit one server process. */
 export interface ErrorLimitOptions {
@@ -19,11 +16,7 @@ const DEFAULT_LIMIT = { perKey: 10, windowMs: 60_000, maxKeys: 100 };
 /** The key that errors share once the table is full. */
 export const OVERFLOW_KEY = "(other errors)";
 
-/**
- * At most `perKey` errors of each kind ({@link errorKey}) a window. What was held back is told
- * once the window has passed (at the next error, or on an unref'd timer) or at {@link flush}:
- * `tell(total, "90 of \"TypeError @ ...\", and 2 more")`.
- */
+/** At most `perKey` errors of each kind ({@link errorKey}) a window; the rest counted and told. */
 export class ErrorLimit {
   readonly #options: Required<ErrorLimitOptions>;
   readonly #tell: (total: number, named: string) => void;
@@ -80,9 +73,8 @@ const MAX_NAME = 100;
 const MAX_MESSAGE = 200;
 
 /**
- * What makes two errors "the same": the type and the top three stack frames without line and
- * column (as Sentry groups them), or the message for an error without frames. Keyed on a message
- * (`no user 4711`), one throw site would get a budget per value.
+ * What makes two errors "the same": type and top three frames without line and column (as Sentry
+ * groups), else the message; keyed on a message (`no user 4711`), a site gets a budget per value.
  */
 export function errorKey(error: unknown): string {
   try {
@@ -102,10 +94,8 @@ export function errorKey(error: unknown): string {
 }
 
 /**
- * Where the frames of a V8 stack begin: after the message in its first line. A message can quote
- * a client's input, line breaks included (V8's JSON.parse error does), and must not write frames.
- * When the message changed after the stack was read, the frames are the run of frame lines that
- * ends the stack (a quoted line is followed by the message's own tail, unlike a frame).
+ * Where a V8 stack's frames begin: after the message, which can quote a client's line breaks and
+ * must not write frames; if the message has changed since, the frame lines that end the stack.
  */
 export function framesStart(stack: string, message: string): number {
   // Looked for only where the first line can hold it, so the work stays linear.
@@ -163,10 +153,7 @@ export class FailureLog {
   }
 }
 
-/**
- * For a `NotCapable` error (app code used a permission the server was not granted), what to
- * add to deno.json; `undefined` for any other error.
- */
+/** For a `NotCapable` error, the permission to add to deno.json; `undefined` for any other. */
 export function permissionHint(error: unknown): string | undefined {
   try {
     if (!(error instanceof Deno.errors.NotCapable)) return undefined;
@@ -190,10 +177,8 @@ function shown(error: unknown): string {
 }
 
 /**
- * Text that reads as one entry, cut to its size: control, format and separator characters
- * (terminal escapes, CR, BOM, bidi overrides) written as `\xNN` or `\u{N}`, and every line not
- * led by a space or a tab indented, so a client's input can neither restyle the terminal nor
- * pass for an entry.
+ * Text cut to one entry, control, format and separator characters escaped and unindented lines
+ * indented, so a client's input can neither restyle the terminal nor pass for an entry.
  */
 function oneEntry(text: string): string {
   const kept = text.slice(0, MAX_ENTRY_CHARS);

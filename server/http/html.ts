@@ -1,7 +1,4 @@
-/**
- * Escaping for HTML the server writes by hand (documents, error pages, the dev pages). No
- * React here: error pages and the dev error page must load even when the app cannot.
- */
+/** Escaping for HTML written by hand, without React, so error pages load when the app cannot. */
 
 /** Escape text for use in HTML content or a double-quoted attribute. */
 export function escapeHtml(text: string): string {

@@ -1,8 +1,6 @@
 /**
- * What the app knows about one request while it handles it (its id, its path, whether HSTS is
- * due) and how to build its answer with the headers every answer carries. Deno.serve prepares a
- * Response's headers in its constructor and changing them later converts them again, so the
- * app's own handlers pass every header at once to {@link RequestContext.send}.
+ * One request's context (id, path, HSTS due) and its answer with the common headers, all passed at
+ * once to {@link RequestContext.send}: Deno.serve converts headers again on each later change.
  */
 
 /** When to send Strict-Transport-Security. */
@@ -49,13 +47,7 @@ export class RequestContext {
     if (hsts) this.#common["strict-transport-security"] = HSTS_VALUE;
   }
 
-  /**
-   * A response with `headers` and the common ones. `bytes` is the body's size for the log
-   * (the byte length of a `Uint8Array` body unless given).
-   *
-   * @example
-   * ctx.send(page, 200, { "content-type": "text/html; charset=utf-8" });
-   */
+  /** A response with `headers` and the common ones; `bytes` is the body's size for the log. */
   send(
     body: AnswerBody,
     status: number,
@@ -89,9 +81,8 @@ export class RequestContext {
 }
 
 /**
- * Whether the request reached us over HTTPS: always with `httpsListener`, else by the first
- * X-Forwarded-Proto value, and only with `trustProxy`. Never by `req.url`'s scheme, which an
- * absolute-form target sets. Browsers ignore HSTS received over HTTP, so erring is safe.
+ * Whether the request came over HTTPS: with `httpsListener`, or by X-Forwarded-Proto with
+ * `trustProxy`; never by `req.url`'s scheme, which a client sets. Browsers ignore HSTS over HTTP.
  */
 export function isHttps(
   req: Request,
@@ -107,10 +98,7 @@ export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
   return options.hsts === "on" || (options.hsts === "auto" && options.https);
 }
 
-/**
- * Whether this process runs on Deno Deploy (DENO_DEPLOYMENT_ID is set), which terminates TLS
- * for it. Elsewhere the variable is not in the allow list, so it is read only if allowed.
- */
+/** Whether this runs on Deno Deploy (it terminates TLS); the variable is read only if allowed. */
 export function onDenoDeploy(): boolean {
   const variable = "DENO_DEPLOYMENT_ID";
   if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return false;

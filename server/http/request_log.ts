@@ -1,7 +1,6 @@
 /**
- * The request log: one line per request and per envelope the tunnel refused, as JSON or text
- * (`LOG_FORMAT=text`), written to stdout without ever making the server wait. Client strings are
- * escaped in both formats (C0, C1 and bidi controls, U+FEFF), so none can forge or hide a line.
+ * One line per request and per tunnel refusal, JSON or text, written to stdout without making the
+ * server wait. Client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line.
  */
 
 export type LogFormat = "json" | "text";
@@ -55,10 +54,8 @@ const DROP_REASON = "stdout did not keep up, or failed";
 const encoder = new TextEncoder();
 
 /**
- * A log writer: lines gather for `delayMs` and go out in one write, one write at a time (a write
- * to stdout costs about 10 µs of CPU). Past `maxWaiting` (UTF-16 code units; one line alone may
- * pass it) lines are dropped and counted, and the next write says how many. `flush` writes at
- * once and resolves to the count of lines still unwritten.
+ * A log writer: lines gather for `delayMs`, then go out in one write at a time. Past `maxWaiting`
+ * (UTF-16 units) lines are dropped and told in the next write; `flush` resolves to those unwritten.
  */
 export function createLogWriter(
   out: { write(bytes: Uint8Array): Promise<number> },

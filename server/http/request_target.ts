@@ -1,10 +1,7 @@
 /**
- * What is checked of a request before it is routed: its size (414, 431) and its target.
- *
- * Deno builds `req.url` as `http://` + Host + target without checking either, and passes an
- * absolute-form target through as it is. So `new URL(req.url)` throws on a Host such as `[::1`,
- * and a Host such as `x/healthz#` would route to `/healthz`. Here the Host is checked first,
- * and the path is cut from the URL as sent: no dot-segment or backslash rewriting.
+ * What is checked of a request before routing: its size (414, 431) and its target. Deno builds
+ * `req.url` from Host and target unchecked (`new URL` throws on Host `[::1`; Host `x/healthz#`
+ * would route to `/healthz`), so the Host is checked and the path cut from the URL as sent.
  */
 import { plainError } from "./error_pages.ts";
 
@@ -36,9 +33,8 @@ export interface RequestTarget {
   readonly reason?: string;
 }
 
-// A DNS name or IPv4 address (letters, digits, `-`, `.`, `_`, `~`) or a bracketed IPv6 literal,
-// then an optional port. RFC 3986 allows more in a reg-name (sub-delims, %-escapes), but
-// browsers send none of it, and each is a way to smuggle a delimiter into a rebuilt URL.
+// A DNS name, IPv4 address or bracketed IPv6 literal, then an optional port. RFC 3986 allows more
+// (sub-delims, %-escapes), but browsers send none, and each could smuggle a delimiter into a URL.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{0,5}))?$/;
 // Longest DNS name (253) plus brackets and `:65535`.
 const MAX_HOST_LENGTH = 264;
@@ -51,10 +47,7 @@ export function isValidHost(host: string): boolean {
   return match !== null && Number(match[1] ?? 0) <= 65535;
 }
 
-/**
- * The path of a request, from `req.url` and the Host header as Deno received them, or the
- * reason the request is refused.
- */
+/** The path to route on, from `req.url` and the Host header as received, or why it is refused. */
 export function parseRequestTarget(url: string, host: string | null): RequestTarget {
   // An empty or missing Host is allowed (HTTP/1.0): Deno then writes `localhost:<port>`.
   if (host && !isValidHost(host)) {

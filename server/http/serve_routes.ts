@@ -1,8 +1,6 @@
 /**
- * The path every request takes: its size and target checked, its route looked up by exact path
- * and method, a handler's throw turned into that route's 500 and reported, then the security
- * headers, the request id and one log line on the answer. Synchronous when the handler is (the
- * pages are): Deno.serve then sends the answer without a promise in between.
+ * Every request's path: limits, target, route by exact path and method, a throw answered 500, then
+ * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise.
  */
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
 import { clientAddress, hstsDue, isHttps } from "./request_context.ts";

@@ -1,9 +1,6 @@
 /**
- * Static files: everything in `static/`, indexed once at start-up, served with its Content-Type,
- * a strong ETag (304 on `If-None-Match`), HEAD, caching headers and the precompressed copy the
- * client accepts (`.br`/`.gz` beside the file, or compressed in memory while indexing).
- * Only indexed files are served, and the index holds no link, dot file or (unless enabled)
- * source map: no request can reach anything else, however its path is encoded.
+ * `static/`, indexed at start-up and served with ETags, caching and precompressed copies. Only
+ * indexed files (no link, dot file or, unless enabled, source map) are served, however encoded.
  */
 import {
   compressCopies,
@@ -40,11 +37,9 @@ const BUILD_PREFIX = `${BUILD_DIR.slice(STATIC_DIR.length + 1)}/`;
 const IMMUTABLE = "public, max-age=31536000, immutable";
 // Unhashed files (favicon, robots.txt) may change with a deploy: revalidate after 5 minutes.
 const SHORT = "public, max-age=300";
-// Files up to this size are kept in memory, and compressed while indexing when no copies are on
-// disk (brotli at its best takes about a second per MiB).
+// Files up to this size are kept in memory (and compressed while indexing if none is on disk).
 const IN_MEMORY_LIMIT = 1024 * 1024;
-// Smaller files are served as they are: a copy saves less than the answer's headers weigh, and
-// the first compression in a process holds about 3 MB more memory.
+// Smaller files are served as they are: a copy saves less than the answer's headers weigh.
 const MIN_COMPRESSED_BYTES = 1024;
 
 // A Map: the extension comes from a file name, and `constructor` must not find a function.
@@ -110,12 +105,7 @@ export async function indexStaticFiles(
   return index;
 }
 
-/**
- * Answer a GET or HEAD for a static file, or `null` when no such file is served.
- *
- * @example
- * const res = serveStatic(index, req, "/favicon.ico", ctx) ?? notFound();
- */
+/** Answer a GET or HEAD for a static file, or `null` when no such file is served. */
 export function serveStatic(
   index: StaticIndex,
   req: Request,
@@ -167,10 +157,7 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || bare(tag) === bare(etag));
 }
 
-/**
- * The best encoding (br, then gzip) the client accepts among `available`, or `null` for
- * identity. Honours `q` values, `q=0` refusals, `*` and `x-gzip`.
- */
+/** The best encoding (br, then gzip) the client accepts among `available`; `null`: identity. */
 export function negotiateEncoding(
   acceptEncoding: string | null,
   available: readonly Encoding[],
@@ -209,7 +196,6 @@ async function readVariant(file: string): Promise<Variant> {
   return await variantOf(file, bytes, bytes.length <= IN_MEMORY_LIMIT);
 }
 
-// `file` is read per request when the bytes are not kept in memory.
 async function variantOf(
   file: string,
   bytes: Uint8Array<ArrayBuffer>,

@@ -8,10 +8,7 @@ import type { ContextHandler } from "../http/request_context.ts";
 export interface Monitoring {
   /** Wrap an app handler: its requests are traced, named by the context's path. */
   instrumentHandler(handler: ContextHandler): ContextHandler;
-  /**
-   * Report, as unhandled, a fault the app caught and answered with a 500; at most a few a
-   * minute for each distinct error. With `req`, the event names its method and URL.
-   */
+  /** Report a fault answered with a 500 (a few a minute per error); `req` names method and URL. */
   captureError(error: unknown, req?: Request): void;
   /** `<meta>` tags carrying the active request's trace, for the browser to continue it. */
   traceMetaTags(): string;

@@ -1,12 +1,8 @@
 /**
- * What the Sentry SDK is given in place of a thrown value it would choke on. `@sentry/core`
- * (10.x) throws midway on a Symbol, a revoked Proxy, a throwing getter or a non-text stack (and
- * every later flush then waits out its timeout); copies an AggregateError's `errors` once per
- * entry; walks a thrown plain object whole; sends an error's name uncut; and reads a message's
- * lines, which can quote a client's input, as frames.
- *
- * An ordinary error comes back as it is; anything else as a bounded copy of what can be read
- * (type, message, stack, `cause` and the first `errors`, five levels deep), or a stand-in Error.
+ * A thrown value as the Sentry SDK can take it: `@sentry/core` 10.x throws midway on a Symbol, a
+ * revoked Proxy, a throwing getter or a non-text stack (later flushes then time out), walks large
+ * values whole, and reads a message's lines (a client's input) as frames. So an ordinary error
+ * passes; anything else becomes a bounded copy (five levels deep) or a stand-in Error.
  */
 import { framesStart } from "../http/failure_log.ts";
 
@@ -66,8 +62,7 @@ function standIn(message: string): Error {
   return Object.assign(new Error(message), { stack: `Error: ${message}` });
 }
 
-// A plain object's first keys, strings cut, nested objects named only. Object.fromEntries
-// defines its keys, so a key named `__proto__` is data here.
+// A plain object's first keys, strings cut; Object.fromEntries makes a `__proto__` key data.
 function plainCopy(value: object): Record<string, unknown> {
   return Object.fromEntries(
     Object.keys(value).slice(0, MAX_KEYS).map((key) => {

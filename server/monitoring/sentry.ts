@@ -1,8 +1,7 @@
 /**
- * The server's Sentry reporting and tracing on `@sentry/deno`, started when `SENTRY_DSN` is set.
- * Each request to an app handler runs in its own isolation scope with its span active, so app
- * code's `Sentry.setTag`, `setUser` and `startSpan` stay with that request. A client's "sampled"
- * flag is honoured only within a small budget.
+ * The server's Sentry reporting and tracing on `@sentry/deno`. Each app request runs in its own
+ * isolation scope with its span active, so app code's `Sentry.setTag`, `setUser` and `startSpan`
+ * stay with it; a client's "sampled" flag is honoured only within a small budget.
  */
 import * as Sentry from "@sentry/deno";
 import {
@@ -28,13 +27,7 @@ export interface MonitoringOptions {
   readonly sentryOptions?: Partial<Sentry.DenoOptions>;
 }
 
-/**
- * Start `@sentry/deno` with the configuration's DSN and return the server's handle on it.
- *
- * @example
- * const monitoring = startMonitoring(config, release);
- * const page = monitoring.instrumentHandler(pageHandler); // page(req, info, ctx)
- */
+/** Start `@sentry/deno` with the configuration's DSN and return the server's handle on it. */
 export function startMonitoring(
   config: Config,
   release: string,
@@ -76,9 +69,8 @@ export function startMonitoring(
     ],
   });
 
-  // What the SDK dropped (a full buffer, a rate limit) is counted but sent only by
-  // `_flushOutcomes`, which @sentry/deno never calls (Node's does every minute). Here: at every
-  // flush, and with the first envelope a minute after the last report.
+  // Dropped events are counted but sent only by `_flushOutcomes`, which @sentry/deno never calls
+  // (Node's does each minute): called here at every flush and a minute after the last report.
   const outcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
   let reportedAt = performance.now();
   const sendClientReport = () => (reportedAt = performance.now(), outcomes?._flushOutcomes?.());
@@ -168,10 +160,7 @@ function requestData(req: Request) {
   return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
 }
 
-/**
- * A token bucket on `performance.now`: true while a token is left, refilled at `perSecond` up
- * to `burst` (where it starts).
- */
+/** Token bucket: true while a token is left, refilled at `perSecond` up to `burst` (its start). */
 export function tokenBucket(
   { perSecond, burst }: { perSecond: number; burst: number },
   now = () => performance.now(),
@@ -190,9 +179,8 @@ export function tokenBucket(
 }
 
 /**
- * The incoming `sentry-trace` header as the SDK is to see it: a "sampled" flag (the parent's
- * decision, which the SDK follows) is kept only while the budget has a token; past it, the flag
- * is dropped and the server's own rate decides. A malformed header is passed on unchanged.
+ * The `sentry-trace` header for the SDK: its "sampled" flag, which the SDK obeys, kept only while
+ * the budget has a token, else dropped so the server's rate decides. Malformed: passed unchanged.
  */
 export function withinBudget(
   sentryTrace: string | undefined,
@@ -210,10 +198,7 @@ export function withinBudget(
 // Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.
 const platformFetch = globalThis.fetch;
 
-/**
- * The SDK's transport with transactions and everything else in separate send buffers, so that
- * transactions under load cannot fill the one buffer and drop an error. Drops are still counted.
- */
+/** The SDK's transport, transactions in their own buffer so that under load they drop no error. */
 function splitTransport(options: BaseTransportOptions): Transport {
   const makeRequest = async ({ body }: { body: string | Uint8Array }) => {
     const res = await Sentry.suppressTracing(() =>
