@@ -1,4 +1,4 @@
-import { Component, type ErrorInfo, type ReactNode } from "react";
+import { Component, type ReactNode } from "react";
 
 interface Props {
   readonly children: ReactNode;
@@ -14,10 +14,6 @@ export class ErrorBoundary extends Component<Props, State> {
 
   static getDerivedStateFromError(): State {
     return { failed: true };
-  }
-
-  override componentDidCatch(_error: unknown, _info: ErrorInfo): void {
-    // Reported by the root's onCaughtError; nothing more to do here.
   }
 
   override render(): ReactNode {
