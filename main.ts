@@ -1,8 +1,4 @@
-/**
- * Entry point for `deno run` (`deno task start`): build the app, listen, and on a stop request
- * finish what was accepted before exiting. `serve.ts` is the entry for `deno serve --parallel`;
- * both build the app in server/lifecycle/boot.ts.
- */
+/** Entry for `deno run` (`deno task start`); serve.ts is the `deno serve --parallel` one. */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { exitOnStartupError } from "./server/lifecycle/config.ts";
@@ -33,9 +29,8 @@ try {
   exitOnStartupError(explainListenError(error, address));
 }
 
-// Uploads still arriving are read to the end and forwarded before the server stops listening:
-// server.shutdown() alone would cut them (server/deno_workarounds.ts). Then queued monitoring
-// events and log lines are sent, and the process exits 0.
+// server.shutdown() alone would cut uploads still arriving (server/deno_workarounds.ts): drain
+// first, then send queued monitoring events and log lines.
 onStopRequest(async () => {
   await drain(inFlight);
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));

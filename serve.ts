@@ -1,8 +1,6 @@
 /**
- * Entry point for `deno serve --parallel` (`deno task start:parallel`): one copy of this module
- * per CPU core (or `DENO_JOBS`), each with its own app. On a stop signal each worker drains its
- * requests (deno_workarounds.ts holds Deno's shutdown back meanwhile: it would cut uploads still
- * arriving) and flushes; the process exits 0 once every worker has.
+ * Entry for `deno serve --parallel`: one app per worker; on a stop signal each drains and flushes,
+ * and the process exits once every worker has.
  */
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
@@ -26,8 +24,7 @@ onStopRequest(async () => {
   denoShutdown.release();
   defaultFailureLog().flush();
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
-  // Deno.exit ends every worker: only once all are done (or past the longest they may take,
-  // should one have died).
+  // Deno.exit ends every worker: wait for all, or for the longest they may take should one die.
   setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
   await workers.finished();
   Deno.exit(0);

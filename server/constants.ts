@@ -12,10 +12,7 @@ export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
 /** The app's pages and shell bundled for the server (CSS left to the browser's bundle). */
 export const SERVER_BUNDLE = `${BUILD_DIR}/.server.js`;
 
-/**
- * How long shutdown waits for the requests being handled (uploads still arriving, the tunnel's
- * forwarding; Sentry Relay waits as long), then for monitoring to send what it has queued.
- */
+/** Shutdown waits this long for requests in flight (as Sentry Relay does), then for monitoring. */
 export const DRAIN_TIMEOUT_MS = 10_000;
 export const FLUSH_TIMEOUT_MS = 2_000;
 
@@ -26,10 +23,7 @@ export const DEV_PATHS = {
   inbox: "/_dev/inbox",
 } as const;
 
-/**
- * The DSN both SDKs use when monitoring goes to the dev inbox. `.invalid` can never resolve,
- * so nothing leaves the machine: the tunnel hands these envelopes to the inbox directly.
- */
+/** The dev inbox's DSN: `.invalid` never resolves, so nothing leaves the machine. */
 export const DEV_INBOX_DSN = "http://dev@inbox.invalid/0";
 
 /** Tells the server its stdin is a pipe from the launcher, whose end means "stop". */

@@ -1,9 +1,6 @@
 /** The one directory walk: the static-file index, the build's input hash, dev mode's cleanup. */
 
-/**
- * Every regular file under `root`, as relative paths (`build/main-X.js`), depth first; symbolic
- * links are left out, so nothing listed can point outside `root`. A missing `root` has none.
- */
+/** Regular files under `root` as relative paths; symlinks skipped, so none leads outside `root`. */
 export async function listFiles(root: string, prefix = ""): Promise<string[]> {
   const found: string[] = [];
   try {

@@ -1,7 +1,6 @@
 /**
- * The client build: bundles `client/` with esbuild into content-hashed ESM in `static/build/`,
- * gives each JS file a Sentry debug id, precompresses what compresses (compress.ts) and writes
- * the manifest the server reads. Run by `deno task build` and, incrementally, by the dev runner.
+ * The client build: esbuild bundles `client/` into content-hashed ESM in `static/build/`, with
+ * Sentry debug ids, precompressed copies and the manifest the server reads.
  */
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
@@ -10,14 +9,11 @@ import { type Manifest, readManifest } from "./manifest.ts";
 import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
-/** The browser's entry point. */
 const ENTRY_POINT = "client/main.tsx";
 
 /**
- * esbuild options for the browser's bundle, and for the server's copy of the pages:
- * `client/routes.tsx` and the shell (`App`) in one module, which the server imports to render.
- * A component may import CSS, which Deno cannot import: the server's copy leaves it out (the
- * browser's bundle carries it), and its npm packages stay imports Deno resolves through deno.json.
+ * esbuild options for the browser's bundle and the server's copy of the pages (routes and `App`
+ * in one module). Deno cannot import CSS, so that copy drops it; npm imports stay external.
  */
 function esbuildOptions(mode: "production" | "development"): esbuild.BuildOptions[] {
   const production = mode === "production";
@@ -66,10 +62,7 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
 }
 
-/**
- * Hash of every input of the production build (its own modules, and the pages it renders: all
- * but those with a loader): unchanged hash, unchanged output.
- */
+/** Hash of every input of the production build: unchanged hash, unchanged output. */
 async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
   const files = [
@@ -156,8 +149,7 @@ export function manifestFromMetafile(
   const [entry, output] = Object.entries(metafile.outputs).find(([, out]) =>
     out.entryPoint === ENTRY_POINT
   )!;
-  // Every chunk reachable through static imports: the browser needs all of them before the
-  // entry runs, so preloading them saves a round trip per level of nesting.
+  // Every chunk reachable by static imports: preloading saves a round trip per nesting level.
   const preload = new Set<string>();
   const visit = (from: string) => {
     for (const imp of metafile.outputs[from].imports) {

@@ -1,8 +1,4 @@
-/**
- * Precompression shared by the build (`static/build/`, written to disk) and the static index
- * (every other file of `static/`, kept in memory): which files are worth it, and brotli and
- * gzip copies that are kept only when they are smaller.
- */
+/** Precompression for the build (on disk) and the static index (in memory): brotli and gzip. */
 
 /** The encodings of precompressed copies. */
 export type Encoding = "br" | "gzip";
@@ -23,13 +19,8 @@ export function isCompressible(name: string): boolean {
 }
 
 /**
- * Brotli and gzip copies of `data`, each only when it is smaller than `data`: a copy that does
- * not pay would only cost a `Vary` and a cache entry.
- *
- * `best` (the build): brotli at its best quality and gzip at level 9, with `node:zlib` (the
- * client bundle compresses about 9% smaller than with `CompressionStream`). Otherwise (the
- * server, for the few other files of `static/`) the platform's `CompressionStream`, so the
- * server never loads Node's compatibility layer for it: about 5 MB of resident memory.
+ * Brotli and gzip copies of `data`, each kept only if smaller. `best` (the build) uses node:zlib at
+ * maximum; otherwise `CompressionStream`, so the server never loads Node's compatibility layer.
  */
 export async function compressCopies(
   data: Uint8Array<ArrayBuffer>,

@@ -1,8 +1,6 @@
 /**
- * Sentry debug IDs: each bundled JS file and its source map get the same UUID, so Sentry can
- * match a minified stack frame to its map without relying on URLs or releases. Done at build
- * time, with no network and no bundler plugin. The snippet registers
- * `globalThis._sentryDebugIds[stack] = id`; the browser SDK reads the file name from that stack.
+ * Sentry debug IDs, added at build time: each JS file and its source map share a UUID, so Sentry
+ * matches a minified frame to its map without relying on URLs or releases.
  */
 
 /** Give a JS file and its source map, if any, the same debug id. */

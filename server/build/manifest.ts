@@ -1,7 +1,4 @@
-/**
- * The build manifest: which hashed files the page must load. The build writes it
- * (client_build.ts); the server reads it once at start-up.
- */
+/** The build manifest: the hashed files the page loads; written by the build, read at start. */
 import { MANIFEST_FILE } from "../constants.ts";
 
 /** What the HTML document needs to reference, as URL paths. */

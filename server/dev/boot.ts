@@ -1,9 +1,6 @@
 /**
- * What the server adds in development, loaded by server/lifecycle/boot.ts only when `DEV_MODE` or
- * `DEV_INBOX` is on (production is not even granted those variables): the monitoring inbox, live
- * reload, and the pages rendered at start, each on its own, so a page that throws shows its error
- * and the others still work. The inbox holds stack traces and needs no login, so it refuses an
- * address other machines can reach.
+ * Dev additions, loaded only when `DEV_MODE` or `DEV_INBOX` is on: the inbox, live reload, pages
+ * rendered at start. The inbox shows stack traces without a login, so it refuses a public address.
  */
 import type { DevTools } from "../lifecycle/boot.ts";
 import { type Config, StartupError } from "../lifecycle/config.ts";

@@ -1,7 +1,6 @@
 /**
- * The one dev error page: a broken client build, a server that stopped, or a page that threw
- * while rendering. It says where (`file:line:column` in the project) and what, and loads the dev
- * client, so the page reloads by itself once a save fixes it. API paths get JSON instead.
+ * The dev error page (broken build, stopped server, page that threw): where and what. It loads the
+ * dev client, so it reloads once a save fixes it. API paths get JSON.
  */
 import { DEV_PATHS } from "../constants.ts";
 import { apiError, isApiPath } from "../api/router.ts";
@@ -20,10 +19,7 @@ export interface Failure {
 // A crash loop must not grow the page without bound.
 const MAX_DETAIL_CHARS = 8_000;
 
-/**
- * `text` with the project's `file:///.../` URL `root` taken out of paths, and the first
- * `file:line:column` in it that is the project's own (not under node_modules).
- */
+/** `text` minus the project's `root` URL, and its first `file:line:column` not in node_modules. */
 export function locate(text: string, root: string): { text: string; where?: string } {
   const own = new RegExp(`${RegExp.escape(root)}(?!node_modules/)([^\\s()]+:\\d+:\\d+)`);
   const where = own.exec(text)?.[1];

@@ -1,9 +1,6 @@
 /**
- * The dev inbox: monitoring without Sentry. When it is on (`deno task dev` without `SENTRY_DSN`,
- * or `DEV_INBOX=true`) both SDKs use {@link DEV_INBOX_DSN}; the tunnel's upstream fetch hands the
- * browser's envelopes here instead of the network, and the server SDK's transport hands its own
- * here directly, so nothing leaves the machine. The last 200 errors and transactions are
- * listed, newest first, at `GET /_dev/inbox`.
+ * The dev inbox: monitoring without Sentry. Both SDKs use {@link DEV_INBOX_DSN}; the tunnel's fetch
+ * and the server's transport hand envelopes here, so nothing leaves the machine.
  */
 import {
   type BaseTransportOptions,

@@ -1,8 +1,6 @@
 /**
- * Live reload: `GET /_dev/reload` is a Server-Sent Events stream that says `hello` with the id of
- * the process answering, and `GET /_dev/client.js` the script (client/dev_client.js) that listens
- * to it and reloads the page when that id changes: the server restarted after a save, or the
- * runner's error page took its place (or gave it back).
+ * Live reload: `GET /_dev/reload` streams `hello` with this process's id; `/_dev/client.js` reloads
+ * the page when the id changes (a restart, or the error page taking over or giving back).
  */
 import { DEV_PATHS } from "../constants.ts";
 

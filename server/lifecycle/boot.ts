@@ -1,8 +1,4 @@
-/**
- * Start-up shared by the two entries, `main.ts` (`deno run`) and `serve.ts` (`deno serve
- * --parallel`, one app per worker): read the configuration, check permissions, load the build,
- * start monitoring and build the app's handler.
- */
+/** Start-up for both entries: config, permission check, build, monitoring, the app's handler. */
 import { createApp } from "../app.ts";
 import type { LivePages } from "../page/handler.ts";
 import type { Handler } from "../http/request_context.ts";
@@ -16,9 +12,8 @@ import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts
 import { SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
 
 /**
- * What development adds (server/dev/boot.ts): the inbox in place of Sentry, the `/_dev/` routes
- * and, in dev mode, the pages rendered at start. Declared here so production never imports a
- * dev module, not even for its types.
+ * What development adds (server/dev/boot.ts); declared here so production never imports a dev
+ * module, not even for its types.
  */
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
@@ -40,7 +35,6 @@ export async function createServerApp(env = readEnv()) {
   const dev: DevTools | undefined = config.devMode || config.devInbox
     ? (await import(DEV_TOOLS_MODULE)).startDevTools(config)
     : undefined;
-  // What the build gave the server; in dev mode the dev tools render the pages at each start.
   const asStartupError = (error: Error) => {
     throw new StartupError(error.message);
   };
@@ -73,10 +67,7 @@ export async function createServerApp(env = readEnv()) {
   return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
 }
 
-/**
- * The pages with loaders (server/loaders.ts), with what renders them per request: React's
- * server renderer and the server's bundle of the pages, loaded only when some page has one.
- */
+/** Pages with loaders, rendered per request; React's server renderer loads only if one exists. */
 async function livePages(): Promise<LivePages | undefined> {
   const { loaders } = await import("../loaders.ts");
   const paths = Object.keys(loaders);

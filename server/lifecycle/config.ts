@@ -1,7 +1,6 @@
 /**
- * Configuration: read once from the environment, validated, passed down as a typed object. An
- * invalid value throws a {@link ConfigError} naming the variable and what it expected, and
- * start-up stops with that one line ({@link exitOnStartupError}).
+ * Configuration, read once from the environment and validated: a bad value is a ConfigError
+ * naming the variable and what it expected, and start-up stops with that one line.
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../tunnel/dsn.ts";
@@ -126,7 +125,6 @@ export function loadConfig(env: Env) {
       throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
     }
   };
-  // `deno task dev`: live reload under /_dev/, and development defaults for monitoring.
   const devMode = read("DEV_MODE") ?? false;
   const ownDsn = read("SENTRY_DSN");
   // Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry.
@@ -184,9 +182,8 @@ const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
 
 /**
- * The configuration variables, the development switches where granted, and the `PUBLIC_*`
- * variables: all of them where the whole environment may be read (Deno Deploy), else those the
- * launcher named in {@link PUBLIC_VARIABLES_FLAG}.
+ * The config variables, granted dev switches and `PUBLIC_*` variables: all where the whole
+ * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}.
  */
 export function readEnv(): Record<string, string | undefined> {
   const granted = (variable?: string) =>

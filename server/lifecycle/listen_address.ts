@@ -1,7 +1,4 @@
-/**
- * The listen address as people see it: the banner printed once listening, and one line naming
- * the variable to change when listening fails (`Deno.serve` throws an OS error with a stack).
- */
+/** The listen address for people: the banner once listening, one line when listening fails. */
 import { DEV_PATHS } from "../constants.ts";
 import { type Config, StartupError } from "./config.ts";
 
@@ -42,10 +39,7 @@ export function listeningUrl({ hostname, port }: ListenAddress): string {
   return `http://${shown}:${port}/`;
 }
 
-/**
- * What both entries print once listening: where, which release, where monitoring goes (the
- * host and project say which Sentry, never the key).
- */
+/** What both entries print once listening: where, the release, which Sentry (never the key). */
 export function startupBanner(
   addr: ListenAddress,
   config: Config,

@@ -1,9 +1,6 @@
 /**
- * The launcher notices that whatever started it has gone, so the server it runs shuts down
- * instead of living on as an orphan. `npx deno task start` is a chain: npm exec, `sh -c`,
- * `deno task`, the launcher. A SIGTERM to npx (what `docker stop` sends to the container's first
- * process) kills npx and its `sh`, and leaves `deno task` behind untold; a SIGKILL tells nobody.
- * (The server watches the launcher through its stdin: shutdown.ts.)
+ * The launcher stops its server once whatever started it has gone, so no orphan lives on: a
+ * SIGTERM to npx (what `docker stop` sends) kills npx and its `sh` but leaves `deno task` untold.
  */
 
 // The wrappers between a person (or init) and the launcher: `deno task`, deno task's own
@@ -12,10 +9,9 @@ const TASK_WRAPPER =
   /(^|\/)deno(\.exe)? task\b|^(\S*\/)?(ba|da)?sh -c\b.*\bdeno\b.*\btask\b|^npm exec\b|(^|\/)npx(\.cmd)?(\s|$)|\bnpx-cli\.js\b/;
 
 /**
- * The processes whose end should stop the launcher, from `ps -eo pid=,ppid=,args=` output: its
- * parent, then each ancestor above it while both are part of the task command (so
- * `nohup deno task start &` outlives the shell it was typed in, while `npx deno task start`
- * ends with npx). Never pid 1.
+ * Pids whose end stops the launcher, from `ps -eo pid=,ppid=,args=`: its parent, then ancestors
+ * while both are task wrappers (`nohup deno task start &` outlives its shell; npx does not).
+ * Never pid 1.
  */
 export function taskAncestors(ps: string, parent: number): number[] {
   const rows = new Map(

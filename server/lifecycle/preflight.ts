@@ -1,8 +1,6 @@
 /**
- * The permission preflight: a missing grant stops start-up with one line naming the flag,
- * instead of failing on a request. The entries import this module first, so env access for the
- * configuration is checked before React loads (React reads NODE_ENV while loading and would
- * fail with a stack trace); boot.ts checks the rest once the configuration is known.
+ * Permission preflight: a missing grant stops start-up with one line naming the flag. The entries
+ * import this first, so env access is checked before React reads NODE_ENV while loading.
  */
 import { type Config, exitOnStartupError, SERVER_ENV_VARIABLES, StartupError } from "./config.ts";
 import { STATIC_DIR } from "../constants.ts";

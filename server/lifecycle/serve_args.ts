@@ -1,8 +1,6 @@
 /**
- * The Deno command line that starts the server with least privilege: listen on its address,
- * reach the Sentry hosts (and an outbound proxy), read `static/` and its own variables, plus
- * what deno.json grants the app's code (`permissions.app`). No write, no run, no `--allow-all`.
- * The launcher and the dev runner share it: a grant missing in production is missing in dev.
+ * The least-privilege Deno command line for the server, shared by the launcher and the dev runner
+ * so a grant missing in production is missing in dev. No write, no run, no `--allow-all`.
  */
 import {
   type Config,
@@ -14,14 +12,12 @@ import {
 import { STDIN_LIFELINE_FLAG } from "../constants.ts";
 import { formatHost } from "./listen_address.ts";
 
-// The default grows to 16 MB or more under load, for requests that leave almost nothing alive.
-/** V8's young generation capped at 4 MB per semi-space: RSS after load about a third lower. */
+/** V8's young generation capped at 4 MB per semi-space; the default grows past 16 MB under load. */
 export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
 
 /**
- * `host:port` the server listens on, then each Sentry host it reaches, then each outbound proxy
- * (no repeats). The own DSN is granted as `URL.host`, without the scheme's default port: Deno
- * grants a port-less query only for a port-less grant, and a port-less grant covers every port.
+ * `host:port` to listen on, then each Sentry host, then each proxy. The own DSN is granted without
+ * its default port: Deno grants a port-less query only for a port-less grant (which covers all).
  */
 export function netHosts(config: Config, proxies: readonly string[] = []): string[] {
   const ingests = config.tunnelAllowedDsns.map((dsn) => `${dsn.hostname}:${dsn.port}`);
@@ -88,11 +84,9 @@ export async function readAppPermissions(path = "deno.json"): Promise<AppPermiss
 }
 
 /**
- * Deno arguments that start the server. `run`: main.ts (`deno task start`); `parallel`:
- * `deno serve --parallel` on serve.ts; `dev`: main.ts under the dev runner, which also reads
- * client/ and server/ (the dev modules) and the dev switches. The shell's needs are merged with
- * the app's grants kind by kind (an explicit `--allow-net=...` would replace a permission set's
- * `net`). The last argument makes stdin the server's lifeline (shutdown.ts).
+ * Deno arguments that start the server: `run` (main.ts), `parallel` (serve.ts), `dev` (main.ts
+ * plus read access to client/, server/ and the dev switches). App grants merge per kind: an
+ * explicit `--allow-net=...` would replace a permission set's `net`.
  */
 export function servingArgs(
   config: Config,

@@ -1,7 +1,4 @@
-/**
- * How a process of the app is asked to stop, and how a server finishes: drain what it accepted,
- * and under `deno serve --parallel` wait for the sibling workers before the process exits.
- */
+/** How a process is asked to stop, and how a server drains and waits for its sibling workers. */
 import { DRAIN_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
 import type { InFlight } from "../deno_workarounds.ts";
 
@@ -35,10 +32,8 @@ export async function drain(inFlight: InFlight): Promise<void> {
 }
 
 /**
- * Join the workers of one `deno serve --parallel` process (a BroadcastChannel), so the process
- * exits only once every worker has finished its shutdown: `Deno.exit` in the first one done
- * would cut the others mid-drain. Each says hello when it joins, and again to each worker it
- * hears of first, so all know each other long before a signal comes.
+ * Join the workers of one `deno serve --parallel` process, so it exits only once all have drained
+ * (`Deno.exit` in the first one done would cut the others). Each says hello to every newcomer.
  */
 export function joinWorkers(channelName = "serve-workers") {
   const id: string = crypto.randomUUID();

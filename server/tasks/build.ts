@@ -1,8 +1,4 @@
-/**
- * `deno task build`: build the client for production (server/build/client_build.ts) and render
- * its pages to HTML for the server. With `--if-needed` (what `start`, `test` and `bench` run
- * first) it skips a build whose inputs are unchanged since the last one.
- */
+/** `deno task build`: bundle the client, render its pages; `--if-needed` skips an unchanged one. */
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
 import { writeRenderedPages } from "../page/rendered_pages.ts";
@@ -27,8 +23,7 @@ try {
     console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
   }
 } catch (error) {
-  // esbuild has printed its diagnostics with file and line; a page that throws while rendering
-  // has not, so its stack is printed.
+  // esbuild printed its diagnostics already; a page that threw while rendering did not.
   if (error instanceof Error && !("errors" in error)) console.error(error.stack);
   console.error(`build failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`);
   Deno.exitCode = 1;

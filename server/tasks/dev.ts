@@ -1,9 +1,6 @@
 /**
- * `deno task dev`: every save under client/, server/ or main.ts rebuilds the client and restarts
- * the server (main.ts in a child process, with production's permissions plus the dev ones), and
- * the open page reloads. While the build is broken or the server cannot run, this process answers
- * on the port with the error page until the next save; its own modules were loaded before any
- * edit, so no broken project file can break it.
+ * `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
+ * reloads the page; while broken, this process (loaded before any edit) serves the error page.
  */
 import * as esbuild from "esbuild";
 import { incrementalBuild } from "../build/client_build.ts";

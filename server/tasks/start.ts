@@ -1,9 +1,7 @@
 /**
- * `deno task start`'s launcher: validate the configuration and deno.json's `permissions.app`,
- * then run main.ts (with `--parallel`: `deno serve --parallel serve.ts`) in a child process with
- * exactly the permissions they call for (serve_args.ts), which depend on PORT, HOST, the DSNs and
- * a proxy. It forwards SIGINT/SIGTERM, and sends SIGTERM itself when the command that started it
- * goes away (parent_gone.ts); killed outright, the server sees its stdin close.
+ * `deno task start`'s launcher: validate config and deno.json's `permissions.app`, run the server
+ * with exactly the permissions they need (serve_args.ts), forward stop signals, and SIGTERM it
+ * when the command that started it goes away (parent_gone.ts).
  */
 import { DEV_VARIABLES, exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
