@@ -1,7 +1,6 @@
 /**
- * The app's page loaders, by page path (client/routes.tsx): server code run on each request to its
- * page, giving its component the `data` prop (client/page_table.ts `PageProps`); such a page is
- * rendered per request. Only the returned data reaches the browser, never the loader's code.
+ * The app's page loaders by page path (client/routes.tsx), run on the server per request: the
+ * result is the page's `data` prop (client/page_table.ts `PageProps`); only it reaches the browser.
  *
  * @example
  * export const loaders: Loaders = {

@@ -1,8 +1,4 @@
-/**
- * API routes (`(req, ctx) => Response` for exact `/api/` paths, declared in routes.ts) run inside
- * the app's handler chain; this module adds their context (request id, client address, a bounded
- * JSON body reader) and their JSON error answers.
- */
+/** API routes (routes.ts): their context (request id, address, bounded JSON body), JSON errors. */
 import { clientAddress, type ContextHandler } from "../http/request_context.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
@@ -13,7 +9,6 @@ export type ApiMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** What an API handler gets besides the request. */
 export interface ApiContext {
-  /** The request's id, as sent back in `X-Request-Id` and written in the request log. */
   readonly requestId: string;
   /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
   readonly clientAddress: string;

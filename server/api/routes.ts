@@ -1,7 +1,4 @@
-/**
- * The app's API routes: a handler added here answers at its exact `/api/` path, with the pages'
- * security headers, request log, tracing and error reporting (README: "Building on the shell").
- */
+/** The app's API routes; each gets the pages' security headers, log, tracing and error reports. */
 import type { ApiRoutes } from "./router.ts";
 
 /** Every API route, by exact path, then method. The shell ships none. */

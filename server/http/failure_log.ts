@@ -72,10 +72,8 @@ export class ErrorLimit {
 const MAX_NAME = 100;
 const MAX_MESSAGE = 200;
 
-/**
- * What makes two errors "the same": type and top three frames without line and column (as Sentry
- * groups), else the message; keyed on a message (`no user 4711`), a site gets a budget per value.
- */
+/** What makes two errors "the same": type and top three frames sans line and column (as Sentry
+ * groups), else the message (then each value, `no user 4711`, gets its own budget). */
 export function errorKey(error: unknown): string {
   try {
     // Inside the try: `instanceof` throws for a revoked Proxy.
@@ -93,10 +91,8 @@ export function errorKey(error: unknown): string {
   }
 }
 
-/**
- * Where a V8 stack's frames begin: after the message, which can quote a client's line breaks and
- * must not write frames; if the message has changed since, the frame lines that end the stack.
- */
+/** Where a V8 stack's frames begin: after the message (its line breaks must not pass for frames),
+ * or if the message has changed since, at the frame lines that end the stack. */
 export function framesStart(stack: string, message: string): number {
   // Looked for only where the first line can hold it, so the work stays linear.
   const at = stack.slice(0, MAX_NAME + 2 + message.length).indexOf(message);
@@ -176,10 +172,8 @@ function shown(error: unknown): string {
   }
 }
 
-/**
- * Text cut to one entry, control, format and separator characters escaped and unindented lines
- * indented, so a client's input can neither restyle the terminal nor pass for an entry.
- */
+/** Text cut to one entry, control, format and separator characters escaped and bare lines
+ * indented, so a client's input can neither restyle the terminal nor pass for an entry. */
 function oneEntry(text: string): string {
   const kept = text.slice(0, MAX_ENTRY_CHARS);
   const safe = kept.replace(/(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => {

@@ -1,7 +1,5 @@
-/**
- * One line per request and per tunnel refusal, JSON or text, written to stdout without making the
- * server wait. Client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line.
- */
+/** A line per request and tunnel refusal (JSON or text) to stdout, never making the server wait;
+ * client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line. */
 
 export type LogFormat = "json" | "text";
 
@@ -53,10 +51,8 @@ const text = (value: string) => json(value).slice(1, -1);
 const DROP_REASON = "stdout did not keep up, or failed";
 const encoder = new TextEncoder();
 
-/**
- * A log writer: lines gather for `delayMs`, then go out in one write at a time. Past `maxWaiting`
- * (UTF-16 units) lines are dropped and told in the next write; `flush` resolves to those unwritten.
- */
+/** Lines gather for `delayMs`, then go out one write at a time; past `maxWaiting` (UTF-16 units)
+ * they are dropped and told in the next write; `flush` resolves to the number unwritten. */
 export function createLogWriter(
   out: { write(bytes: Uint8Array): Promise<number> },
   format: LogFormat,

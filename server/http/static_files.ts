@@ -1,7 +1,5 @@
-/**
- * `static/`, indexed at start-up and served with ETags, caching and precompressed copies. Only
- * indexed files (no link, dot file or, unless enabled, source map) are served, however encoded.
- */
+/** `static/`, served with ETags, caching and precompressed copies; only files indexed at start-up
+ * (no link, dot file or, unless enabled, source map) are served, however the path is encoded. */
 import {
   compressCopies,
   ENCODED_SUFFIX,
@@ -21,7 +19,6 @@ interface Variant {
   readonly body?: Uint8Array<ArrayBuffer>;
 }
 
-/** A servable file and its representations. */
 interface StaticEntry {
   readonly contentType: string;
   readonly cacheControl: string;

@@ -1,8 +1,6 @@
-/**
- * The server's Sentry reporting and tracing on `@sentry/deno`. Each app request runs in its own
- * isolation scope with its span active, so app code's `Sentry.setTag`, `setUser` and `startSpan`
- * stay with it; a client's "sampled" flag is honoured only within a small budget.
- */
+/** The server's Sentry reporting and tracing: each app request runs in its own isolation scope with
+ * its span active, so app code's `setTag`, `setUser` and `startSpan` stay with it; a client's
+ * "sampled" flag is honoured only within a small budget. */
 import * as Sentry from "@sentry/deno";
 import {
   type BaseTransportOptions,
@@ -40,8 +38,7 @@ export function startMonitoring(
     dsn: config.sentryDsn,
     environment: config.sentryEnvironment,
     release,
-    // Without a tracesSampler, so that a parent's decision keeps the head's sample rate in the
-    // sampling context; the budget acts on the header instead.
+    // No tracesSampler: a parent's decision keeps the head's rate; the budget acts on the header.
     tracesSampleRate: config.tracesSampleRate,
     transport: options.transport ?? splitTransport,
     // No cookies, Authorization or client address unless the app opts in.
@@ -148,8 +145,7 @@ export function startMonitoring(
 
 const APP_ROOT = new URL("../../", import.meta.url).pathname;
 
-// What an event's `request` shows: the method, the URL without its query (tokens and personal
-// data stay on the server) and only headers that carry no credentials.
+// An event's `request`: method, URL without its query (tokens stay here), credential-free headers.
 function requestData(req: Request) {
   const headers: Record<string, string> = {};
   for (const name of ["host", "user-agent"]) {
@@ -178,10 +174,8 @@ export function tokenBucket(
   };
 }
 
-/**
- * The `sentry-trace` header for the SDK: its "sampled" flag, which the SDK obeys, kept only while
- * the budget has a token, else dropped so the server's rate decides. Malformed: passed unchanged.
- */
+/** `sentry-trace` with its "sampled" flag (which the SDK obeys) kept only while the budget has a
+ * token, else dropped so the server's rate decides; a malformed one is passed unchanged. */
 export function withinBudget(
   sentryTrace: string | undefined,
   takeToken: () => boolean,

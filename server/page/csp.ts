@@ -1,8 +1,5 @@
-/**
- * Content Security Policy for HTML responses: scripts run only with the request's nonce
- * ('strict-dynamic' lets them load their own chunks), and everything else is same-origin.
- * `connect-src 'self'` works because the browser SDK posts to the same-origin tunnel.
- */
+/** CSP for HTML: scripts only with the request's nonce ('strict-dynamic' loads their chunks), all
+ * else same-origin; `connect-src 'self'` suffices as the browser SDK posts to the tunnel. */
 import { type Dsn, ingestUrl } from "../tunnel/dsn.ts";
 
 /** The policy for one response; `reportUri` is omitted when monitoring is off. */
@@ -32,8 +29,7 @@ export function cspWriter(reportUri?: string): (nonce: string) => string {
 // Stands for the nonce while the fixed text is split; no directive or URL can contain a NUL.
 const NONCE = "\0";
 
-/** Sentry's security endpoint for a DSN, for the browser's CSP violation reports (sent there
- * directly: `report-uri` is not limited by `connect-src`). */
+/** Sentry's CSP report endpoint for a DSN (`report-uri` is not limited by `connect-src`). */
 export function sentryCspReportUri(
   dsn: Dsn,
   tags: { environment: string; release: string },

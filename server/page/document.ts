@@ -1,8 +1,5 @@
-/**
- * The HTML document around a page: its head (title, meta tags, trace tags, styles, scripts, the
- * browser's configuration), the page in `<div id="root">` and a loader's data as JSON (never
- * executed). All but the request's nonce and trace tags is written once per page.
- */
+/** The HTML document around a page (head, `<div id="root">`, a loader's data as inert JSON); all
+ * but the request's nonce and trace tags is written once per page. */
 import type { Manifest } from "../build/manifest.ts";
 import { escapeHtml, serializeJson } from "../http/html.ts";
 import type { RenderedPage } from "./rendered_pages.ts";
@@ -25,7 +22,6 @@ export interface DocumentOptions {
 /** One request's document, in the two parts around the page's HTML. */
 export interface DocumentShell {
   readonly start: string;
-  /** `data`: a loader's result, serialized into the page for hydration. */
   end(data?: unknown): string;
 }
 

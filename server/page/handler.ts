@@ -1,9 +1,5 @@
-/**
- * The app's pages (client/routes.tsx): one without a loader is rendered ahead of time and each
- * request adds its nonce and trace tags; one with a loader (server/loaders.ts) streams React's
- * render with its data. Other paths share one not-found page, so no path a client makes up is
- * ever rendered; a loader's failure shows the error page.
- */
+/** The app's pages: prerendered, or with a loader streamed per request; every other path shares
+ * one not-found page, so no path a client makes up is ever rendered. */
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
@@ -21,7 +17,6 @@ import { documentShell } from "./document.ts";
 
 /** What a page's loader gets besides the request. */
 export interface LoaderContext {
-  /** The request's id, as in `X-Request-Id` and the request log. */
   readonly requestId: string;
   /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
   readonly clientAddress: string;
@@ -47,8 +42,7 @@ export interface LivePages {
   ) => Promise<ReadableStream<Uint8Array>>;
 }
 
-/** `GET`/`HEAD` handlers: each declared page by exact path, the 404 page for any other path, and
- * the 500 page for a loader's failure. */
+/** `GET`/`HEAD` handlers: each page by exact path, the 404 page, the 500 page for a loader. */
 export interface PageHandlers {
   readonly pages: ReadonlyMap<string, ContextHandler>;
   readonly notFound: ContextHandler;

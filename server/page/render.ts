@@ -1,7 +1,4 @@
-/**
- * Render pages with React: each page without a loader once (by the build, or at each start in
- * development), and a page with a loader on every request, streamed, with its data.
- */
+/** React rendering: pages without a loader once (build or dev start), others per request. */
 import { createElement } from "react";
 import { renderToReadableStream, renderToString } from "react-dom/server";
 import type { App } from "../../client/App.tsx";

@@ -1,7 +1,4 @@
-/**
- * The app's pages as HTML rendered ahead of time (render.ts), as the build stores them. Free of
- * React: in production the server only reads this file, so React's renderer (~16 MB) never loads.
- */
+/** Prerendered pages as the build stores them; free of React, so production never loads it. */
 import { PAGES_FILE } from "../constants.ts";
 import { readBuildFile } from "../build/manifest.ts";
 

@@ -1,9 +1,6 @@
-/**
- * The client's request body: counted against the cap, stoppable, read whole when small with a
- * Content-Length, else streamed upstream chunk by chunk. A pending read is never cancelled (in
- * Deno 2.9 that leaks its op and 64 KiB buffer for good): stopping only stops waiting, and the
- * body is cancelled once that read ends.
- */
+/** The request body: capped, stoppable, read whole when small, else streamed. A pending read is
+ * never cancelled (in Deno 2.9 that leaks its op and 64 KiB buffer): stopping only stops waiting,
+ * and the body is cancelled once that read ends. */
 import type { Bytes } from "./envelope.ts";
 
 /** Why a transfer was cut short; "abandoned": the exchange ended before the body did. */

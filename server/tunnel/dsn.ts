@@ -1,7 +1,4 @@
-/**
- * Sentry DSNs, `https://{publicKey}@{host}[:{port}]/{pathPrefix/}{projectId}`: parsed from the
- * configuration and from each envelope, compared field by field, and turned into ingest URLs.
- */
+/** Sentry DSNs (`https://{publicKey}@{host}[:{port}]/{path/}{projectId}`) and their ingest URLs. */
 
 /** A parsed, normalised Sentry DSN. */
 export interface Dsn {
@@ -55,8 +52,7 @@ export function sameDsn(a: Dsn, b: Dsn): boolean {
     a.projectId === b.projectId;
 }
 
-/** The configured DSN `candidate` names, or `undefined`: URLs are built from it, never from the
- * candidate. */
+/** The configured DSN `candidate` names: URLs are built from it, never from the candidate. */
 export function findAllowedDsn(candidate: Dsn, allowed: readonly Dsn[]): Dsn | undefined {
   return allowed.find((dsn) => sameDsn(dsn, candidate));
 }

@@ -1,9 +1,6 @@
-/**
- * The envelope's first line (`{header JSON}\n`), the only part the tunnel decodes; the raw bytes
- * read to find it are forwarded unchanged. Compressed bodies go through node:zlib (loaded with
- * the first one), whose `chunkSize` steps stop a bomb one step past the cap: Deno 2.9's
- * DecompressionStream hands out a write's whole output at once and refuses multi-member gzip.
- */
+/** The envelope's header line, the only part decoded; the raw bytes are forwarded unchanged. Via
+ * node:zlib, whose `chunkSize` steps stop a bomb one step past the cap: Deno 2.9's
+ * DecompressionStream hands out a write's whole output at once and refuses multi-member gzip. */
 import { type Dsn, parseDsn } from "./dsn.ts";
 import { type Encoding, HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
 
@@ -17,8 +14,7 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 const MAX_ENCODED_HEADER_BYTES = 256 * 1024;
 const STEP_BYTES = 16 * 1024;
 
-// fatal: invalid UTF-8 is refused, not "repaired" with U+FFFD, so what the tunnel checked is
-// what the ingest reads; ignoreBOM keeps a BOM in the text, where JSON.parse refuses it.
+// fatal: what the tunnel checked is what the ingest reads; ignoreBOM: JSON.parse refuses a BOM.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The DSN a header line (without its "\n") names, or a one-line reason. */
@@ -51,8 +47,7 @@ export interface Head {
   readonly raw: ByteBuffer;
 }
 
-/** Read `next()` chunks until the header line is whole, decoding each byte once (so a body
- * sent in 1-byte chunks stays linear). */
+/** Read `next()` chunks until the header line is whole, decoding each byte once (1-byte chunks). */
 export async function readHead(
   next: () => Promise<Bytes | undefined>,
   encoding: Encoding | null,

@@ -1,10 +1,6 @@
-/**
- * `POST /monitoring`: the Sentry tunnel (so ad blockers don't drop envelopes). A security
- * boundary: the body is hostile until its header names a configured DSN, the upstream URL is
- * built from that DSN (never the client's string), redirects are not followed, and only a few
- * ingest headers reach the app's origin. Client and ingest faults are answers (4xx, 502, 504)
- * and a log record; anything else is a bug, thrown for the app to answer 500 and report.
- */
+/** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
+ * names a configured DSN; it goes only to that DSN's URL, no redirect followed. Client and ingest
+ * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
 import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "./rate_limit.ts";
@@ -76,12 +72,7 @@ export const DEFAULT_LARGE_BODIES = 8;
 const MAX_ANSWER_BYTES = 64 * 1024;
 const TEXT = "text/plain; charset=utf-8";
 
-/**
- * Build the tunnel handler.
- *
- * @example
- * Deno.serve(createTunnelHandler({ allowedDsns, maxBodyBytes, timeoutMs, trustProxy, log }));
- */
+/** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const { allowedDsns, maxBodyBytes, timeoutMs } = options;
   const upstreamFetch = options.fetch ?? platformFetch;
@@ -178,10 +169,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 }
 
-/**
- * POST an envelope, never following a redirect. A body held whole is sent again when fetch failed
- * before any answer (a TypeError, not `signal`): fetch itself retries only reused connections.
- */
+/** POST an envelope, no redirects; a body held whole is sent again if fetch failed before any
+ * answer (a TypeError, not `signal`): fetch itself retries only reused connections. */
 async function post(
   upstreamFetch: typeof fetch,
   url: string,

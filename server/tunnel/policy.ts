@@ -1,7 +1,4 @@
-/**
- * The tunnel's decisions that need no I/O: refusals before the body is read, the client's
- * address, the headers sent upstream and what of the ingest's answer may reach the app's origin.
- */
+/** The tunnel's decisions that need no I/O: refusals, the client's address, headers both ways. */
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -83,11 +80,8 @@ export function rateLimited(retryAfterSeconds: number): Rejection {
 // Only an address-shaped value is passed on: Sentry uses it for geo-IP and rate limits.
 const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 
-/**
- * The browser's address: the socket peer, or behind a trusted proxy the last X-Forwarded-For
- * entry. Earlier ones are the client's to write: trusting them would let it pick an address per
- * envelope, escape the rate limit and have Sentry record it.
- */
+/** The socket peer, or behind a trusted proxy the last X-Forwarded-For entry: earlier ones are the
+ * client's to write, to pick an address per envelope, dodge the rate limit and mislead Sentry. */
 export function clientAddress(
   headers: Headers,
   addr: Deno.Addr,
@@ -112,11 +106,8 @@ export function upstreamHeaders(headers: Headers, clientIp: string | undefined) 
   return out;
 }
 
-/**
- * Of an ingest's answer the browser gets Retry-After and X-Sentry-Rate-Limits (the SDK backs off
- * on them), never Set-Cookie, HSTS or CORS, and a body only if JSON (the origin never serves
- * markup it did not write).
- */
+/** Of the ingest's answer only Retry-After, X-Sentry-Rate-Limits (the SDK backs off on them) and a
+ * JSON body reach the browser: never Set-Cookie, HSTS, CORS or markup the origin did not write. */
 export function relayedHeaders(
   upstream: Headers,
 ): { json: boolean; headers: Record<string, string> } {

@@ -8,11 +8,8 @@ export type RateDecision =
 /** The default table size: about 1 MB of state, however many addresses a flood comes from. */
 export const MAX_RATE_LIMIT_CLIENTS = 10_000;
 
-/**
- * `limit` envelopes per client per window (also a quiet client's burst). A full table forgets the
- * least recently seen client: a flood from many addresses can only reset budgets, never refuse
- * everyone or grow memory.
- */
+/** `limit` envelopes per client per window (also the burst); a full table forgets the least
+ * recently seen client, so a flood from many addresses only resets budgets, never refuses all. */
 export function createRateLimiter(
   { limit, windowMs = 60_000, maxClients = MAX_RATE_LIMIT_CLIENTS }: {
     readonly limit: number;
@@ -21,7 +18,6 @@ export function createRateLimiter(
   },
 ) {
   const perMs = limit / windowMs;
-  // Least recently seen first: a client seen again is deleted and set anew.
   const buckets = new Map<string, { tokens: number; atMs: number }>();
   return {
     /** Spend one envelope of `key`'s budget at `nowMs` (any monotonic clock). */
