@@ -3,7 +3,7 @@
  * naming the variable and what it expected, and start-up stops with that one line.
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
-import { type Dsn, parseDsn } from "../tunnel/dsn.ts";
+import { type Dsn, parseDsn } from "../dsn.ts";
 
 /** A start-up failure the operator can fix; the message is one line. */
 export class StartupError extends Error {

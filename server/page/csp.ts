@@ -1,6 +1,6 @@
 /** CSP for HTML: scripts only with the request's nonce ('strict-dynamic' loads their chunks), all
  * else same-origin; `connect-src 'self'` suffices as the browser SDK posts to the tunnel. */
-import { type Dsn, ingestUrl } from "../tunnel/dsn.ts";
+import { type Dsn, ingestUrl } from "../dsn.ts";
 
 /** The policy for one response; `reportUri` is omitted when monitoring is off. */
 export function contentSecurityPolicy(nonce: string, reportUri?: string): string {

@@ -1,7 +1,7 @@
 /** The envelope's header line, the only part decoded; the raw bytes are forwarded unchanged. Via
  * node:zlib, whose `chunkSize` steps stop a bomb one step past the cap: Deno 2.9's
  * DecompressionStream hands out a write's whole output at once and refuses multi-member gzip. */
-import { type Dsn, parseDsn } from "./dsn.ts";
+import { type Dsn, parseDsn } from "../dsn.ts";
 import { type Encoding, HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
 
 /** Body bytes as the Fetch API hands them out. */

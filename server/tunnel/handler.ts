@@ -1,7 +1,7 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
  * names a configured DSN; it goes only to that DSN's URL, no redirect followed. Client and ingest
  * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
-import { type Dsn, findAllowedDsn, ingestUrl } from "./dsn.ts";
+import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "./rate_limit.ts";
 import {

@@ -7,7 +7,7 @@
  *     tests/bench/tunnel_cpu_loop.ts [N]
  */
 import process from "node:process";
-import { parseDsn } from "../../server/tunnel/dsn.ts";
+import { parseDsn } from "../../server/dsn.ts";
 import { createTunnelHandler } from "../../server/tunnel/handler.ts";
 import { errorEnvelope } from "./envelopes.ts";
 import { startScript } from "./processes.ts";

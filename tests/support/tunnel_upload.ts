@@ -4,7 +4,7 @@
  */
 import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
-import { type Dsn, parseDsn } from "../../server/tunnel/dsn.ts";
+import { type Dsn, parseDsn } from "../../server/dsn.ts";
 import {
   createTunnelHandler,
   type TunnelOptions,

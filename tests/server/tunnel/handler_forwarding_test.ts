@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
-import { parseDsn } from "../../../server/tunnel/dsn.ts";
+import { parseDsn } from "../../../server/dsn.ts";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 import { exchangeRaw } from "../../support/raw_exchange.ts";
 import {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseDsn, sameDsn } from "../../../server/tunnel/dsn.ts";
+import { parseDsn, sameDsn } from "../../../server/dsn.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   assertOneLineReason,

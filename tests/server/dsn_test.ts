@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findAllowedDsn, ingestUrl, parseDsn, sameDsn } from "../../../server/tunnel/dsn.ts";
+import { findAllowedDsn, ingestUrl, parseDsn, sameDsn } from "../../server/dsn.ts";
 
 function mustParse(input: string) {
   const dsn = parseDsn(input);

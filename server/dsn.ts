@@ -1,4 +1,5 @@
-/** Sentry DSNs (`https://{publicKey}@{host}[:{port}]/{path/}{projectId}`) and their ingest URLs. */
+/** Sentry DSNs (`https://{publicKey}@{host}[:{port}]/{path/}{projectId}`) and their ingest URLs,
+ * for the configuration, the tunnel and the CSP. */
 
 /** A parsed, normalised Sentry DSN. */
 export interface Dsn {
