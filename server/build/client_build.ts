@@ -3,7 +3,7 @@
  * Sentry debug ids, precompressed copies and the manifest the server reads.
  */
 import * as esbuild from "esbuild";
-import { compressCopies, ENCODED_SUFFIX, isCompressible } from "./compress.ts";
+import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../http/compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
 import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
@@ -69,6 +69,7 @@ async function hashInputs(): Promise<string> {
     "deno.json",
     "deno.lock",
     "server/loaders.ts",
+    "server/http/compress.ts",
     ...await under("client"),
     ...await under("server/build"),
     ...await under("server/page"),

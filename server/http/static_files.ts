@@ -1,11 +1,6 @@
 /** `static/`, served with ETags, caching and precompressed copies; only files indexed at start-up
  * (no link, dot file or, unless enabled, source map) are served, however the path is encoded. */
-import {
-  compressCopies,
-  ENCODED_SUFFIX,
-  type Encoding,
-  isCompressible,
-} from "../build/compress.ts";
+import { compressCopies, ENCODED_SUFFIX, type Encoding, isCompressible } from "./compress.ts";
 import type { AnswerBody, RequestContext } from "./request_context.ts";
 import { listFiles } from "../walk_files.ts";
 import { BUILD_DIR, STATIC_DIR } from "../constants.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { compressCopies, isCompressible } from "../../../server/build/compress.ts";
+import { compressCopies, isCompressible } from "../../../server/http/compress.ts";
 
 Deno.test("isCompressible: text and uncompressed binary formats, by extension", () => {
   for (const name of ["a.js", "b.CSS", "favicon.svg", "robots.txt", "x.json", "m.wasm", "f.ico"]) {
