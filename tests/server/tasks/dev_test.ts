@@ -76,6 +76,18 @@ Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", a
   assert.match(await (await fetch(url(third.script))).text(), /dev-marker-3/);
   assert.notEqual(await session(url("/_dev/reload")), errorSession);
 
+  // A page component that imports its own CSS: the server still renders it, and the rule is in
+  // the page's stylesheet.
+  await project.write("client/pages/home.css", ".dev-css-marker { color: rgb(1, 2, 3); }\n");
+  const home = await project.read("client/pages/home.tsx");
+  await saveAndWait(project, dev, "client/pages/home.tsx", `import "./home.css";\n${home}`);
+  const styled = await fetch(url("/"));
+  const styledHtml = await styled.text();
+  assert.equal(styled.status, 200, styledHtml);
+  const css = /<link rel="stylesheet" href="([^"]+)">/.exec(styledHtml)?.[1];
+  assert.ok(css, styledHtml);
+  assert.match(await (await fetch(url(css))).text(), /\.dev-css-marker/);
+
   from = dev.output().length;
   const status = await dev.stop();
   assert.equal(status.code, 0, dev.output().slice(from));
