@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { apiRouteEntries } from "../../../server/api/router.ts";
 import { fixtureApp } from "../../fixtures/app.ts";
 import { FailureLog } from "../../../server/http/failure_log.ts";
@@ -204,4 +205,9 @@ Deno.test("HEAD on an API route with GET: its headers, no body; ctx.clientAddres
     { address: "127.0.0.1" },
     "X-Forwarded-For ignored by default",
   );
+  const behindProxy = await fixtureApp({ config: loadConfig({ TRUST_PROXY: "true" }) });
+  const proxied = await behindProxy.fetch("/api/whoami", {
+    headers: { "x-forwarded-for": "198.51.100.1, 203.0.113.9" },
+  });
+  assert.deepEqual(await proxied.json(), { address: "203.0.113.9" }, "the proxy's entry");
 });
