@@ -94,7 +94,9 @@ export function createApp(deps: AppDeps): Handler {
     if (path !== "/") {
       const redirect: ContextHandler = (req) => {
         const query = req.url.indexOf("?");
-        const location = path + (query === -1 ? "" : req.url.slice(query));
+        // Deno gives the query decoded as UTF-8; a header takes Latin-1 only.
+        const search = query === -1 ? "" : req.url.slice(query);
+        const location = path + search.replace(/[^\x00-\x7f]+/g, encodeURIComponent);
         return new Response(null, { status: 308, headers: { location } });
       };
       add(`${path}/`, route({ GET: redirect, HEAD: redirect }));

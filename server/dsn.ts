@@ -39,7 +39,7 @@ export function parseDsn(input: string): Dsn | null {
     protocol: url.protocol,
     hostname: url.hostname.toLowerCase(),
     port,
-    path: segments.join("/").replace(/\/+$/, ""),
+    path: withoutTrailingSlashes(segments.join("/")),
     publicKey: url.username,
     secretKey: url.password,
     projectId,
@@ -62,4 +62,11 @@ export function findAllowedDsn(candidate: Dsn, allowed: readonly Dsn[]): Dsn | u
 export function ingestUrl(dsn: Dsn, endpoint: "envelope" | "security"): string {
   const port = DEFAULT_PORTS[dsn.protocol] === dsn.port ? "" : `:${dsn.port}`;
   return `${dsn.protocol}//${dsn.hostname}${port}${dsn.path}/api/${dsn.projectId}/${endpoint}/`;
+}
+
+// A loop, not /\/+$/: that regular expression is quadratic on a client's run of slashes.
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path[end - 1] === "/") end--;
+  return path.slice(0, end);
 }

@@ -92,11 +92,16 @@ async function readJson<T>(req: Request, limit: number): Promise<T> {
   if (Number(req.headers.get("content-length") ?? 0) > limit) throw tooLarge();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of req.body ?? []) {
-    size += chunk.length;
-    // Leaving the loop cancels the body: nothing past the limit is read.
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req.body ?? []) {
+      size += chunk.length;
+      // Leaving the loop cancels the body: nothing past the limit is read.
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // The client broke off its upload: its doing, not the app's.
+    throw error instanceof ApiError ? error : new ApiError(400, "request body not received");
   }
   if (size === 0) throw new ApiError(400, "empty body, expected JSON");
   try {

@@ -37,11 +37,13 @@ export function formatTunnelRecord(
   return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
 }
 
-// JSON.stringify, with what it leaves raw escaped too: C1 controls, bidi controls and U+FEFF.
+// JSON.stringify, with what it leaves raw escaped too: C1 controls, and format and separator
+// characters (bidi controls, U+FEFF, U+2028), as the failure log escapes them.
 function json(value: unknown): string {
   return JSON.stringify(value).replace(
-    /[\u0080-\u009f\u202a-\u202e\u2066-\u2069\ufeff]/g,
-    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
+    // Each UTF-16 unit of it: a character outside the BMP is a pair of escapes.
+    (c) => c.split("").map((u) => "\\u" + u.charCodeAt(0).toString(16).padStart(4, "0")).join(""),
   );
 }
 

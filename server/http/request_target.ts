@@ -44,7 +44,9 @@ const ABSOLUTE = /^https?:\/\/([^/?#]*)([^?#]*)/;
 /** Whether a Host header (or an absolute target's authority) is a plain `host[:port]`. */
 export function isValidHost(host: string): boolean {
   const match = host.length <= MAX_HOST_LENGTH ? HOST.exec(host) : null;
-  return match !== null && Number(match[1] ?? 0) <= 65535;
+  // The URL parser refuses some of what the pattern allows (`256.0.0.1`, `xn--a`), and the app
+  // and its loaders build URLs from `req.url`.
+  return match !== null && Number(match[1] ?? 0) <= 65535 && URL.canParse(`http://${host}/`);
 }
 
 /** The path to route on, from `req.url` and the Host header as received, or why it is refused. */

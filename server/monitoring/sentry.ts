@@ -110,10 +110,8 @@ export function startMonitoring(
         });
       const sentryTrace = req.headers.get("sentry-trace");
       if (sentryTrace === null) return span();
-      return Sentry.continueTrace({
-        sentryTrace: withinBudget(sentryTrace, takeToken),
-        baggage: req.headers.get("baggage"),
-      }, span);
+      const trace = withinBudget(sentryTrace, req.headers.get("baggage"), takeToken);
+      return Sentry.continueTrace(trace, span);
     });
 
   const captureError = (error: unknown, req?: Request) => {
@@ -174,19 +172,22 @@ export function tokenBucket(
   };
 }
 
-/** `sentry-trace` with its "sampled" flag (which the SDK obeys) kept only while the budget has a
- * token, else dropped so the server's rate decides; a malformed one is passed unchanged. */
+/**
+ * The incoming trace as the SDK is to continue it. A client's say in sampling (its "sampled" flag,
+ * or a `sample_rand` in its baggage) is kept only while the budget has a token; past it both go, so
+ * the SDK draws its own `sample_rand` and the server's rate decides. A "not sampled" costs nothing.
+ */
 export function withinBudget(
-  sentryTrace: string | undefined,
+  sentryTrace: string,
+  baggage: string | null,
   takeToken: () => boolean,
-): string | undefined {
+): { sentryTrace: string; baggage: string | null } {
   const parent = extractTraceparentData(sentryTrace);
-  if (parent?.parentSampled !== true || parent.traceId === undefined || takeToken()) {
-    return sentryTrace;
+  if (parent?.traceId === undefined || parent.parentSampled === false || takeToken()) {
+    return { sentryTrace, baggage };
   }
-  return parent.parentSpanId === undefined
-    ? parent.traceId
-    : `${parent.traceId}-${parent.parentSpanId}`;
+  const ids = [parent.traceId, parent.parentSpanId].filter(Boolean).join("-");
+  return { sentryTrace: ids, baggage: null };
 }
 
 // Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.

@@ -122,11 +122,14 @@ export function createPageHandlers(
       if (data instanceof Response) return data;
       const nonce = createNonce();
       const { start, end } = shell({ nonce, headTags: monitoring.traceMetaTags() });
+      // Before the first byte goes out: data JSON cannot carry (a BigInt, a cycle) must throw
+      // here, for the error page, not cut off a page already answered 200.
+      const tail = end(data);
       const app = await live.renderStream(page, data, nonce);
       const document = app.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
           start: (out) => out.enqueue(encoder.encode(start)),
-          flush: (out) => out.enqueue(encoder.encode(end(data))),
+          flush: (out) => out.enqueue(encoder.encode(tail)),
         }),
       );
       return send(document, 200, nonce, ctx);

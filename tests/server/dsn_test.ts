@@ -143,3 +143,9 @@ Deno.test("parseDsn: hosts are compared as URLs see them (an IPv4 trailing dot i
   // envelope can never change where the bytes go.
   assert.equal(ingestUrl(dotted!, "envelope"), "http://127.0.0.1:9000/api/1/envelope/");
 });
+
+Deno.test("parseDsn trims any run of trailing slashes in the path (a client's header may hold 60,000)", () => {
+  const dsn = parseDsn(`http://k@h/prefix${"/".repeat(100_000)}/1`);
+  assert.equal(dsn?.path, "/prefix");
+  assert.equal(parseDsn(`http://k@h/${"/".repeat(100_000)}1`)?.path, "");
+});

@@ -191,6 +191,22 @@ Deno.test("ctx.json(): 20 bodies of 64 MiB are refused without being read; memor
   assert.deepEqual(errors, []);
 });
 
+Deno.test("ctx.json(): a client that breaks off its upload is a 400, never a 500 or an event", async () => {
+  const { app, errors, failures, logLines } = await fixtureApp();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  await conn.write(new TextEncoder().encode(
+    "POST /api/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+      'Content-Length: 100000\r\n\r\n{"a":',
+  ));
+  conn.close();
+  const line = () => logLines.map((l) => JSON.parse(l)).find((r) => r.path === "/api/echo");
+  for (let i = 0; i < 200 && line() === undefined; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(line()?.status, 400, JSON.stringify(logLines));
+  assert.deepEqual(errors, []);
+  assert.deepEqual(failures, []);
+});
+
 Deno.test("HEAD on an API route with GET: its headers, no body; ctx.clientAddress", async () => {
   const { app } = await fixtureApp();
   await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);

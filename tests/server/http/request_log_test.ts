@@ -18,9 +18,10 @@ const record: RequestRecord = {
   requestId: "r-1",
 };
 
-// What a logged string must never carry raw: C0 controls, C1 controls, bidi controls, U+FEFF.
+// What a logged string must never carry raw: C0 controls, C1 controls, bidi controls, U+FEFF,
+// and line separators and directional marks.
 // deno-lint-ignore no-control-regex
-const RAW = /[\u0000-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069\ufeff]/;
+const RAW = /[\u0000-\u001f\u0080-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
 
 Deno.test("formatRecord: one JSON line with its fields in order, or one text line", () => {
   assert.equal(
@@ -54,8 +55,8 @@ Deno.test("formatRecord: any path, method or id round-trips through JSON, on one
 });
 
 Deno.test("C1 controls, bidi controls and U+FEFF are escaped in both formats", () => {
-  const hostile = "/\u001b\u0085\u009f\u202a\u202e\u2066\u2069\ufeff";
-  const escaped = "/\\u001b\\u0085\\u009f\\u202a\\u202e\\u2066\\u2069\\ufeff";
+  const hostile = "/\u001b\u0085\u009f\u202a\u202e\u2066\u2069\ufeff\u2028\u200f";
+  const escaped = "/\\u001b\\u0085\\u009f\\u202a\\u202e\\u2066\\u2069\\ufeff\\u2028\\u200f";
   for (const field of ["method", "path", "requestId"] as const) {
     const json = formatRecord({ ...record, [field]: hostile }, "json");
     assert.ok(!RAW.test(json) && json.includes(`"${escaped}"`), json);
@@ -63,6 +64,10 @@ Deno.test("C1 controls, bidi controls and U+FEFF are escaped in both formats", (
     const text = formatRecord({ ...record, [field]: hostile }, "text");
     assert.ok(!RAW.test(text) && text.includes(escaped), text);
   }
+  // A format character outside the BMP: two escapes, still valid JSON.
+  const tag = formatRecord({ ...record, path: "/\u{e0001}" }, "json");
+  assert.ok(tag.includes("\\udb40\\udc01"), tag);
+  assert.equal(JSON.parse(tag).path, "/\u{e0001}");
   const refusal = { reason: hostile, status: 400, bytes: 9 };
   for (const format of ["json", "text"] as const) {
     const line = formatTunnelRecord(refusal, hostile, format, TIME);

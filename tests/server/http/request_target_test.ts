@@ -41,6 +41,8 @@ Deno.test("parseRequestTarget: a malformed Host is refused, whatever the route",
     ["http://b\u00fccher.de/a", "b\u00fccher.de"],
     ["http://x:80:80/a", "x:80:80"],
     ["http://[v1.x]/a", "[v1.x]"],
+    ["http://256.0.0.1/a", "256.0.0.1"],
+    ["http://xn--a/a", "xn--a"],
     [`http://${"a".repeat(300)}/a`, "a".repeat(300)],
   ];
   for (const [url, host] of cases) {

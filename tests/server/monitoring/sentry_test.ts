@@ -73,17 +73,24 @@ Deno.test("tokenBucket: a clock that steps back mints nothing; a zero budget hon
   assert.equal(none(1e12), false);
 });
 
-Deno.test("withinBudget: a sampled parent keeps its flag only while the budget lasts", () => {
+Deno.test("withinBudget: a client's say in sampling is kept only while the budget lasts", () => {
   const id = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
-  let tokens = 1;
+  const baggage = "sentry-sample_rand=0,sentry-sample_rate=1";
+  let tokens = 2;
   const take = () => tokens-- > 0;
-  assert.equal(withinBudget(undefined, take), undefined);
-  assert.equal(withinBudget(`${id}-0`, take), `${id}-0`, "a parent's 'no' costs nothing");
-  assert.equal(withinBudget(id, take), id, "no decision: the server's rate");
-  assert.equal(tokens, 1);
-  assert.equal(withinBudget(`${id}-1`, take), `${id}-1`, "a parent's 'yes' within the budget");
-  assert.equal(withinBudget(` ${id}-1\t`, take), id, "budget spent: the flag is dropped");
-  assert.equal(withinBudget("garbage-1", take), "garbage-1", "malformed: the SDK ignores it");
+  const keep = (trace: string) => ({ sentryTrace: trace, baggage });
+  assert.deepEqual(withinBudget(`${id}-0`, baggage, take), keep(`${id}-0`), "'no' costs nothing");
+  assert.equal(tokens, 2);
+  assert.deepEqual(withinBudget(`${id}-1`, baggage, take), keep(`${id}-1`), "within the budget");
+  assert.deepEqual(withinBudget(id, baggage, take), keep(id), "baggage alone spends it too");
+  // Budget spent: neither the flag nor the baggage's sample_rand decides any more.
+  assert.deepEqual(withinBudget(` ${id}-1\t`, baggage, take), { sentryTrace: id, baggage: null });
+  assert.deepEqual(withinBudget(id, baggage, take), { sentryTrace: id, baggage: null });
+  assert.deepEqual(
+    withinBudget("garbage-1", baggage, take),
+    keep("garbage-1"),
+    "malformed: ignored",
+  );
 });
 
 Deno.test("request spans: pages are traced; the tunnel and static files are not", async () => {
@@ -347,16 +354,16 @@ Deno.test({
       const page = pages[incoming.indexOf(trace?.trace_id ?? "")];
       assert.ok(page.includes(`content="${trace?.trace_id}-${trace?.span_id}-1"`));
     }
-    // Every page continues the incoming trace; its flag is the server's decision, and the
-    // head's sampling context is passed on unchanged (frozen), whatever the server decided.
+    // Every page continues the incoming trace and its flag is the server's decision. Within the
+    // budget the head's sampling context is passed on unchanged (frozen); past it none of the
+    // client's context decides, so none of it is passed on.
     const flags = pages.map((html, i) => {
       const meta = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-([01])">/
         .exec(html);
       assert.equal(meta?.[1], incoming[i]);
       const baggage = /<meta name="baggage" content="([^"]+)">/.exec(html)?.[1] ?? "";
-      // Past the budget the server decided at its own rate, and says so in the sample rate.
       const head = baggageOf(incoming[i]).split(",").filter((e) => e.startsWith("sentry-"));
-      const expected = i < 2 ? head : head.map((e) => e.replace("rate=0.5", "rate=0"));
+      const expected = i < 2 ? head : ["sentry-sample_rate=0"];
       assert.deepEqual(baggage.split(",").sort(), expected.sort());
       return meta?.[2];
     });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { rawRequest } from "../../support/raw_http.ts";
 import { App } from "../../../client/App.tsx";
 import { fixtureApp } from "../../fixtures/app.ts";
 import { fixtureRoutes, renders } from "../../fixtures/routes.tsx";
@@ -77,6 +78,19 @@ Deno.test("a declared page asked for with a trailing slash: 308 to the path with
   assert.equal((await fetch("/about/", { method: "POST" })).status, 405);
   assert.equal((await fetch("//", { redirect: "manual" })).status, 404, "/ has no other form");
   assert.deepEqual(traced, []);
+});
+
+Deno.test("the 308's Location percent-encodes a query Deno decoded as UTF-8", async () => {
+  const { app, errors } = await fixtureApp();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app);
+  const res = await rawRequest(`http://127.0.0.1:${server.addr.port}/`, {
+    method: "GET",
+    target: "/about/?q=\u2028\u00e9",
+    headers: [["Host", "app.example"]],
+  });
+  assert.equal(res.status, 308, res.raw);
+  assert.equal(res.headers.get("location"), "/about?q=%E2%80%A8%C3%A9");
+  assert.deepEqual(errors, []);
 });
 
 Deno.test("hostile paths: 404 (or the page), never a 5xx, never traced, never reported", async () => {

@@ -27,6 +27,7 @@ const loaders: Loaders = {
     if (name === "fail") throw new LoaderFailed("the loader failed");
     if (name === "gone") return ctx.notFound();
     if (name === "old") return Response.redirect(new URL("/data?name=new", req.url), 303);
+    if (name === "big") return { name, n: 10n };
     return { name: name ?? "", requestId: ctx.requestId, from: ctx.clientAddress };
   },
 };
@@ -95,6 +96,11 @@ Deno.test({
       const trace = /<meta name="sentry-trace" content="([0-9a-f]{32})-/.exec(page)?.[1];
       assert.ok(trace, "the error page carries the request's trace");
 
+      // Data JSON cannot carry fails before the page is answered: the error page, not a cut 200.
+      const big = await fetch(url("/data?name=big"));
+      assert.equal(big.status, 500);
+      assert.match(await big.text(), /<h1>Fixture error page<\/h1>.*<\/html>/s);
+
       await server.shutdown();
       assert.equal(await monitoring.flush(5_000), true);
       const items: [string, Event][] = [];
@@ -102,9 +108,12 @@ Deno.test({
         for (const [h, p] of list) items.push([String(h.type), p as Event]);
       }
       const events = items.filter(([type]) => type === "event").map(([, e]) => e);
-      assert.equal(events.length, 1, "one event: the loader's failure");
-      assert.equal(events[0].exception?.values?.at(-1)?.value, "the loader failed");
-      assert.equal(events[0].contexts?.trace?.trace_id, trace);
+      assert.equal(events.length, 2, "one event for each failure");
+      const failedEvent = events.find((e) =>
+        e.exception?.values?.at(-1)?.value === "the loader failed"
+      );
+      assert.equal(failedEvent?.contexts?.trace?.trace_id, trace);
+      assert.ok(events.some((e) => /BigInt/.test(e.exception?.values?.at(-1)?.value ?? "")));
       const transaction = items.find(([type, e]) =>
         type === "transaction" && e.contexts?.trace?.trace_id === trace
       )?.[1];
