@@ -144,8 +144,9 @@ Deno.test("parseDsn: hosts are compared as URLs see them (an IPv4 trailing dot i
   assert.equal(ingestUrl(dotted!, "envelope"), "http://127.0.0.1:9000/api/1/envelope/");
 });
 
-Deno.test("parseDsn trims any run of trailing slashes in the path (a client's header may hold 60,000)", () => {
-  const dsn = parseDsn(`http://k@h/prefix${"/".repeat(100_000)}/1`);
-  assert.equal(dsn?.path, "/prefix");
-  assert.equal(parseDsn(`http://k@h/${"/".repeat(100_000)}1`)?.path, "");
+Deno.test("parseDsn on a client's long run of slashes (60,000 in 133 gzipped bytes) keeps the rest", () => {
+  // The shape that made /\/+$/ quadratic: slashes followed by more path.
+  const dsn = parseDsn(`http://k@h/${"/".repeat(60_000)}a/1`);
+  assert.equal(dsn?.path, `${"/".repeat(60_001)}a`);
+  assert.equal(parseDsn(`http://k@h/prefix${"/".repeat(60_000)}/1`)?.path, "/prefix");
 });
