@@ -1,8 +1,5 @@
-/**
- * React's component stack as the last `cause` of the error, an Error whose `stack` it is: Sentry's
- * linkedErrors sends it as an exception whose frames source maps turn back into component names
- * (a plain string in `contexts.react` is never symbolicated).
- */
+/** React's component stack as the error's last `cause`: Sentry's linkedErrors sends it as frames
+ * that source maps turn into component names (a string in `contexts.react` is not symbolicated). */
 
 /** The linked error that carries a component stack; its name marks it in Sentry's UI. */
 export class ComponentStackError extends Error {
@@ -14,8 +11,7 @@ export class ComponentStackError extends Error {
   }
 }
 
-// The linkedErrors integration follows five causes; walking further would be wasted work,
-// and it bounds the walk on a (hostile or buggy) cyclic or very long chain.
+// linkedErrors follows five causes; the cap also bounds a (hostile) cyclic or very long chain.
 const MAX_CHAIN = 5;
 
 /** Append the component stack to the end of `error`'s cause chain; false if it cannot. */
@@ -34,7 +30,6 @@ export function linkComponentStack(error: unknown, componentStack: string): bool
         return false;
       }
     }
-    // A cause the app set to something else is kept rather than replaced.
     if (!(cause instanceof Error)) return false;
     last = cause;
   }

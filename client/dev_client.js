@@ -1,6 +1,4 @@
-// Development only: served as it is at /_dev/client.js (never bundled, so it runs on the error
-// page too). The page reloads when the process that answers /_dev/reload changes: the server
-// restarted after a save, or the error page took its place or gave it back.
+// Dev only, unbundled (so it runs on the error page): reload when /_dev/reload's process changes.
 let session;
 let retryMs = 250;
 
@@ -11,8 +9,7 @@ function connect() {
     if (session !== undefined && session !== event.data) location.reload();
     session = event.data;
   });
-  // EventSource alone would retry at a fixed pace forever; waiting longer each time keeps the
-  // console quiet while `deno task dev` is stopped.
+  // Backing off (EventSource retries at a fixed pace) keeps the console quiet while dev is stopped.
   source.addEventListener("error", () => {
     source.close();
     setTimeout(connect, retryMs);

@@ -19,7 +19,6 @@ export class ErrorBuffer {
   #sink: ErrorSink | undefined;
   #stopListening: (() => void) | undefined;
 
-  /** Record an error now or later. */
   capture(error: unknown, context: ErrorContext): void {
     if (this.#sink) return this.#sink(error, context);
     this.#pending.push([error, context]);
@@ -47,7 +46,6 @@ export class ErrorBuffer {
     for (const [error, context] of this.#pending.splice(0)) sink(error, context);
   }
 
-  /** How many errors are waiting for a sink. */
   get size(): number {
     return this.#pending.length;
   }

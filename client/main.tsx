@@ -14,8 +14,7 @@ const errors = new ErrorBuffer();
 if (config.sentry) {
   const sentry = config.sentry;
   errors.listen(window);
-  // Requested before hydration, so an app that fails to start still reports; the chunk is
-  // evaluated in a later task, adding nothing to what hydration waits for.
+  // Requested before hydration so a failed start still reports; evaluated later, off its path.
   import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
 } else {
   disableSentry();

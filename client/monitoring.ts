@@ -33,8 +33,7 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
         linkComponentStack(error, context.componentStack);
         scope.setContext("react", { componentStack: context.componentStack });
       }
-      // Not passed as captureException's `mechanism` hint: the SDK applies that to the first
-      // exception, which with a linked component stack is the stack, not the error itself.
+      // Not a `mechanism` hint: the SDK puts that on the first exception, the linked stack.
       const mechanism = { type: context.mechanism, handled: context.handled };
       scope.addEventProcessor((event) => {
         const main = event.exception?.values?.at(-1);

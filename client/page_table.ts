@@ -11,7 +11,6 @@ export interface PageRoute {
   /** Exact pathname, as the browser sends it: starts with `/`, no query, no fragment. */
   readonly path: string;
   readonly title: string;
-  /** `<meta name="description">`. */
   readonly description?: string;
   /** More `<meta name=... content=...>` tags, by name. */
   readonly meta?: Readonly<Record<string, string>>;

@@ -57,8 +57,7 @@ export function createApp(deps: AppDeps): Handler {
       failureLog.failed("monitoring could not report it:", fault);
     }
   };
-  // Only app handlers are traced: assets are noise, tunnel requests would feed themselves and
-  // health checks would fill Sentry. Errors are caught inside the span, so events join its trace.
+  // App handlers only (assets are noise, the tunnel would trace itself); caught inside the span.
   const traced = (handler: ContextHandler, onError = internalError) =>
     monitoring.instrumentHandler(caught(handler, report, onError));
 
@@ -127,8 +126,7 @@ export function createApp(deps: AppDeps): Handler {
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 function throwDebugError(): never {
-  // Sentry's dedupe drops an error identical to the last (frames compared by line), so calls
-  // alternate between two lines; Sentry groups by source text, so they stay one issue.
+  // Two lines defeat Sentry's dedupe of a repeat of the last error; grouping keeps one issue.
   const self = throwDebugError as typeof throwDebugError & { calls?: number };
   self.calls = (self.calls ?? 0) + 1;
   const message = "Debug error from GET /debug/error: server monitoring works";

@@ -1,8 +1,7 @@
 /** Where Deno 2.9 falls short, each with the upstream issue; its test fails once one is fixed. */
 import type { Handler } from "./http/request_context.ts";
 
-// 1. `server.shutdown()` makes bodies still arriving unreadable (BadResource), losing uploads at
-//    SIGTERM (denoland/deno#36809, since 2.9): the entries call it only once no handler is running.
+// 1. denoland/deno#36809: shutdown() breaks bodies still arriving; call it once no handler runs.
 
 /** A counter of running handlers with a way to wait until none is left. */
 export class InFlight {
@@ -46,14 +45,10 @@ export class InFlight {
   }
 }
 
-// 2. `deno serve` stops each worker on SIGINT/SIGTERM with a listener that calls `shutdown()` at
-//    once (denoland/deno#32862, and #36809 above), registered through `Deno.addSignalListener`
-//    after the entry loads: serve.ts holds it here and runs it once its requests are done.
+// 2. denoland/deno#32862: `deno serve` shuts down at once on SIGINT/SIGTERM; serve.ts defers it.
 
-/**
- * Hold the next `Deno.addSignalListener` listener for each of `signals`; `release` runs them.
- * Call it after registering your own listeners, before the module finishes loading.
- */
+/** Hold the next `Deno.addSignalListener` listener for each of `signals`; `release` runs them.
+ * Call it after registering your own listeners, before the module finishes loading. */
 export function holdServeShutdown(signals: readonly Deno.Signal[]): { release(): void } {
   const original = Deno.addSignalListener;
   const held: (() => void)[] = [];
@@ -72,8 +67,7 @@ export function holdServeShutdown(signals: readonly Deno.Signal[]): { release():
   };
 }
 
-// 3. An accept error (EMFILE) ends `Deno.serve`'s accept loop for good (denoland/deno#10148):
-//    log it once, keep serving open connections, listen again each second until one succeeds.
+// 3. denoland/deno#10148: an accept error (EMFILE) ends the accept loop; listen again each second.
 
 /** Where and how to listen; `onListen` is called once, on the first successful listen. */
 export interface ListenOptions {

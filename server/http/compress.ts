@@ -9,8 +9,7 @@ export const ENCODED_SUFFIX: ReadonlyMap<Encoding, string> = new Map([
   ["gzip", ".gz"],
 ]);
 
-// Text formats, and binary ones not compressed already (wasm, ico). Images, fonts (woff2 is
-// brotli inside) and archives would gain nothing.
+// Text, and binary formats not compressed already; images, fonts and archives would gain nothing.
 const COMPRESSIBLE = /\.(css|csv|html|ico|js|json|map|md|mjs|svg|txt|wasm|webmanifest|xml)$/i;
 
 /** Whether a file, by its extension, is worth compressing. */
@@ -18,10 +17,8 @@ export function isCompressible(name: string): boolean {
   return COMPRESSIBLE.test(name);
 }
 
-/**
- * Brotli and gzip copies of `data`, each kept only if smaller. `best` (the build) uses node:zlib at
- * maximum; otherwise `CompressionStream`, so the server never loads Node's compatibility layer.
- */
+/** Brotli and gzip copies of `data`, each kept only if smaller. `best` (the build) uses node:zlib;
+ * otherwise `CompressionStream`, so the server never loads Node's compatibility layer. */
 export async function compressCopies(
   data: Uint8Array<ArrayBuffer>,
   options: { readonly best: boolean },

@@ -1,7 +1,5 @@
-/**
- * Error pages and plain answers, never with internal detail, and the last resort for what escapes
- * the app's handler: logged and answered 500, not reported to Sentry (a client may cause it).
- */
+/** Error pages and plain answers, never with internal detail, and the last resort for what escapes
+ * the app's handler: logged and answered 500, not reported to Sentry (a client may cause it). */
 import { escapeHtml } from "./html.ts";
 import { defaultFailureLog } from "./failure_log.ts";
 import type { Handler } from "./request_context.ts";

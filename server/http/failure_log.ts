@@ -72,8 +72,7 @@ export class ErrorLimit {
 const MAX_NAME = 100;
 const MAX_MESSAGE = 200;
 
-/** What makes two errors "the same": type and top three frames sans line and column (as Sentry
- * groups), else the message (then each value, `no user 4711`, gets its own budget). */
+/** Errors are "the same" by type and top three frames sans line:col (as Sentry), else message. */
 export function errorKey(error: unknown): string {
   try {
     // Inside the try: `instanceof` throws for a revoked Proxy.

@@ -1,7 +1,5 @@
-/**
- * One request's context (id, path, HSTS due) and its answer with the common headers, all passed at
- * once to {@link RequestContext.send}: Deno.serve converts headers again on each later change.
- */
+/** One request's context (id, path, HSTS due) and its answer with the common headers, all passed
+ * at once to {@link RequestContext.send}: Deno.serve converts headers again on each change. */
 
 /** When to send Strict-Transport-Security. */
 export type HstsMode = "auto" | "on" | "off";
@@ -80,10 +78,8 @@ export class RequestContext {
   }
 }
 
-/**
- * Whether the request came over HTTPS: with `httpsListener`, or by X-Forwarded-Proto with
- * `trustProxy`; never by `req.url`'s scheme, which a client sets. Browsers ignore HSTS over HTTP.
- */
+/** Whether the request came over HTTPS: `httpsListener`, or X-Forwarded-Proto with `trustProxy`;
+ * never `req.url`'s scheme, which a client sets. Browsers ignore HSTS over HTTP. */
 export function isHttps(
   req: Request,
   transport: { readonly httpsListener: boolean; readonly trustProxy: boolean },
@@ -114,10 +110,7 @@ export function requestIdFor(req: Request): string {
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 
-/**
- * The client's address: the socket's, or with `trustProxy` the last X-Forwarded-For entry, the
- * one the operator's proxy added (those before it are whatever the client sent).
- */
+/** The socket's address, or with `trustProxy` the last X-Forwarded-For entry (the proxy's own). */
 export function clientAddress(
   req: Request,
   info: Deno.ServeHandlerInfo,

@@ -37,8 +37,7 @@ export function formatTunnelRecord(
   return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
 }
 
-// JSON.stringify, with what it leaves raw escaped too: C1 controls, and format and separator
-// characters (bidi controls, U+FEFF, U+2028), as the failure log escapes them.
+// JSON.stringify, also escaping what it leaves raw: C1, bidi controls, U+FEFF, U+2028.
 function json(value: unknown): string {
   return JSON.stringify(value).replace(
     /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
@@ -47,7 +46,6 @@ function json(value: unknown): string {
   );
 }
 
-// The text format escapes a string as it reads between a JSON string's quotes.
 const text = (value: string) => json(value).slice(1, -1);
 
 const DROP_REASON = "stdout did not keep up, or failed";

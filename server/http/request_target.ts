@@ -1,8 +1,5 @@
-/**
- * What is checked of a request before routing: its size (414, 431) and its target. Deno builds
- * `req.url` from Host and target unchecked (`new URL` throws on Host `[::1`; Host `x/healthz#`
- * would route to `/healthz`), so the Host is checked and the path cut from the URL as sent.
- */
+/** Size (414, 431) and target, checked before routing. Deno builds `req.url` from Host unchecked
+ * (Host `[::1` breaks `new URL`, `x/healthz#` routes to /healthz): Host checked, path cut here. */
 import { plainError } from "./error_pages.ts";
 
 /** Longest request target accepted (browsers and CDNs use 8 KiB as well). */
@@ -24,10 +21,8 @@ export function checkRequestLimits(req: Request): Response | null {
   return null;
 }
 
-/**
- * The path to route on (starts with `/`, no query, no fragment), or with `reason` a request to
- * answer 400, whose path (as far as it can be told) is for the log only, never for routing.
- */
+/** The path to route on (starts with `/`, no query or fragment), or with `reason` a request to
+ * answer 400, whose path (as far as it can be told) is for the log only, never for routing. */
 export interface RequestTarget {
   readonly path: string;
   readonly reason?: string;
@@ -38,14 +33,12 @@ export interface RequestTarget {
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{0,5}))?$/;
 // Longest DNS name (253) plus brackets and `:65535`.
 const MAX_HOST_LENGTH = 264;
-// Scheme, authority, then the path up to a query or fragment.
 const ABSOLUTE = /^https?:\/\/([^/?#]*)([^?#]*)/;
 
 /** Whether a Host header (or an absolute target's authority) is a plain `host[:port]`. */
 export function isValidHost(host: string): boolean {
   const match = host.length <= MAX_HOST_LENGTH ? HOST.exec(host) : null;
-  // The URL parser refuses some of what the pattern allows (`256.0.0.1`, `xn--a`), and the app
-  // and its loaders build URLs from `req.url`.
+  // `new URL` refuses some of what HOST allows (`256.0.0.1`, `xn--a`); loaders parse `req.url`.
   return match !== null && Number(match[1] ?? 0) <= 65535 && URL.canParse(`http://${host}/`);
 }
 

@@ -1,7 +1,5 @@
-/**
- * Every request's path: limits, target, route by exact path and method, a throw answered 500, then
- * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise.
- */
+/** Every request's path: limits, target, route by exact path and method, a throw answered 500,
+ * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise. */
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
 import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
@@ -27,14 +25,12 @@ export function route(
 /** What is done with a fault a handler threw: logged and reported. Must not throw. */
 export type Report = (error: unknown, req: Request) => void;
 
-/** What {@link serveRoutes} is built from. */
 export interface ServeOptions {
   /** Routes by exact path (a Map: the path is the client's string). */
   readonly routes: ReadonlyMap<string, Route>;
   /** Any other path: static files, the not-found answers. */
   readonly fallback: ContextHandler;
   readonly report: Report;
-  /** Receives one formatted line per request. */
   readonly logLine: (line: string) => void;
   readonly logFormat: LogFormat;
   readonly hsts: HstsMode;
@@ -110,8 +106,7 @@ function settle(
   }
 }
 
-// Behind a proxy without TRUST_PROXY every client looks like the proxy: one rate-limit bucket
-// for the whole site, and the proxy's address in every event. Said once, with the setting.
+// Behind a proxy without TRUST_PROXY all clients share its address (and rate limit): said once.
 function unheededProxyHint(trustProxy: boolean, logLine: (line: string) => void) {
   let said = trustProxy;
   return (req: Request, info: Deno.ServeHandlerInfo) => {

@@ -131,8 +131,7 @@ export function hasStaticFile(index: StaticIndex, pathname: string): boolean {
   return lookUp(index, pathname) !== undefined;
 }
 
-// The index holds every file that may be served under its exact relative path, so a path that
-// decodes to anything else (`..`, a dot file, a second slash) is simply not found.
+// Only exact indexed paths are served: whatever decodes to `..`, a dot file or `//` is not found.
 function lookUp(index: StaticIndex, pathname: string): StaticEntry | undefined {
   if (!pathname.startsWith("/")) return undefined;
   try {

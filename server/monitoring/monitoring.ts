@@ -1,7 +1,5 @@
-/**
- * What the server needs from monitoring, and the no-op when no `SENTRY_DSN` is set: kept apart
- * from sentry.ts so a server without a DSN never loads `@sentry/deno` (several MB of memory).
- */
+/** What the server needs from monitoring, and the no-op without `SENTRY_DSN`: apart from sentry.ts
+ * so a server without a DSN never loads `@sentry/deno` (several MB of memory). */
 import type { ContextHandler } from "../http/request_context.ts";
 
 /** What the rest of the server needs from monitoring, whether it is on or off. */

@@ -1,9 +1,6 @@
-/**
- * A thrown value as the Sentry SDK can take it: `@sentry/core` 10.x throws midway on a Symbol, a
- * revoked Proxy, a throwing getter or a non-text stack (later flushes then time out), walks large
- * values whole, and reads a message's lines (a client's input) as frames. So an ordinary error
- * passes; anything else becomes a bounded copy (five levels deep) or a stand-in Error.
- */
+/** A thrown value the SDK can take: `@sentry/core` 10.x throws midway on a Symbol, revoked Proxy,
+ * throwing getter or non-text stack (later flushes time out), walks large values whole and reads a
+ * message's lines as frames; an ordinary error passes, else a bounded copy or a stand-in Error. */
 import { framesStart } from "../http/failure_log.ts";
 
 /** Linked errors followed, as deep as the SDK's own limit, and entries of `errors` kept. */
@@ -79,8 +76,7 @@ function plainCopy(value: object): Record<string, unknown> {
   );
 }
 
-// The stack with the line breaks of its message made spaces, so the SDK does not read lines a
-// client wrote as frames (and Sentry group by them). The message itself is sent unchanged.
+// The message's line breaks made spaces in the stack only: a client's lines never pass as frames.
 function withoutMessageLines(stack: string, message: string): string {
   const start = framesStart(stack, message);
   const head = stack.slice(0, start);

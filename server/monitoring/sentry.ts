@@ -1,6 +1,5 @@
-/** The server's Sentry reporting and tracing: each app request runs in its own isolation scope with
- * its span active, so app code's `setTag`, `setUser` and `startSpan` stay with it; a client's
- * "sampled" flag is honoured only within a small budget. */
+/** Sentry for the server: each app request in its own isolation scope with its span active, so
+ * app code's `setTag`, `setUser`, `startSpan` stay with it; a client's "sampled" has a budget. */
 import * as Sentry from "@sentry/deno";
 import {
   type BaseTransportOptions,
@@ -46,8 +45,7 @@ export function startMonitoring(
     // A message can quote a client's input whole (`new URL(input)` does).
     maxValueLength: 8 * 1024,
     sendClientReports: app.sendClientReports ?? true,
-    // The SDK's defaults, less the `Deno.serve` wrapper (requests are wrapped below, without
-    // re-chunking every answer), database and framework instrumentations, and context lines.
+    // The SDK's defaults less the Deno.serve wrapper (it re-chunks answers), DB, context lines.
     defaultIntegrations: false,
     integrations: [
       Sentry.eventFiltersIntegration(),
@@ -66,8 +64,7 @@ export function startMonitoring(
     ],
   });
 
-  // Dropped events are counted but sent only by `_flushOutcomes`, which @sentry/deno never calls
-  // (Node's does each minute): called here at every flush and a minute after the last report.
+  // @sentry/deno never calls `_flushOutcomes` (Node's does each minute): at flush and each minute.
   const outcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
   let reportedAt = performance.now();
   const sendClientReport = () => (reportedAt = performance.now(), outcomes?._flushOutcomes?.());
@@ -172,11 +169,8 @@ export function tokenBucket(
   };
 }
 
-/**
- * The incoming trace as the SDK is to continue it. A client's say in sampling (its "sampled" flag,
- * or a `sample_rand` in its baggage) is kept only while the budget has a token; past it both go, so
- * the SDK draws its own `sample_rand` and the server's rate decides. A "not sampled" costs nothing.
- */
+/** The incoming trace to continue: a client's "sampled" flag and baggage `sample_rand` are kept
+ * only while the budget has a token, else dropped so the server's rate decides. */
 export function withinBudget(
   sentryTrace: string,
   baggage: string | null,
