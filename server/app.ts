@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps): Handler {
         const query = req.url.indexOf("?");
         // Deno gives the query decoded as UTF-8; a header takes Latin-1 only.
         const search = query === -1 ? "" : req.url.slice(query);
-        const location = path + search.replace(/[^\x00-\x7f]+/g, encodeURIComponent);
+        const location = path + search.replace(/[\u0080-\uffff]+/g, encodeURIComponent);
         return new Response(null, { status: 308, headers: { location } });
       };
       add(`${path}/`, route({ GET: redirect, HEAD: redirect }));

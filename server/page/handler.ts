@@ -12,7 +12,7 @@ import {
   type RequestContext,
 } from "../http/request_context.ts";
 import { DEV_PATHS } from "../constants.ts";
-import { createNonce, cspWriter, sentryCspReportUri } from "./csp.ts";
+import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts";
 import { documentShell } from "./document.ts";
 
 /** What a page's loader gets besides the request. */
@@ -82,7 +82,6 @@ export function createPageHandlers(
     : config.tunnelAllowedDsns[0];
   const reportUri = ownDsn &&
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
-  const csp = cspWriter(reportUri);
 
   const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
     documentShell(deps.manifest, page, { clientConfig, devScript });
@@ -92,7 +91,7 @@ export function createPageHandlers(
       "content-type": "text/html; charset=utf-8",
       // The page carries per-request parts (nonce, trace), so caches must revalidate.
       "cache-control": "no-cache",
-      "content-security-policy": csp(nonce),
+      "content-security-policy": contentSecurityPolicy(nonce, reportUri),
     };
     return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
   };
