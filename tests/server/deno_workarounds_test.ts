@@ -104,14 +104,15 @@ Deno.test("deno serve still cuts an upload in flight at SIGTERM (denoland/deno#3
 };
 `,
   );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["serve", "--host", "127.0.0.1", "--port", "0", "--allow-net=127.0.0.1", module],
-    env: { ...inheritedEnv(), NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawn(Deno.execPath(), [
+    "serve",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--allow-net=127.0.0.1",
+    module,
+  ]);
   let onText = () => {};
   const { text, done } = collectOutput(child, () => onText());
   const seen = (pattern: RegExp, timeoutMs: number) =>
@@ -170,14 +171,10 @@ Deno.test("Deno.serve still stops accepting for good when out of descriptors (de
 server.finished.then(() => console.log("finished"), () => console.log("accept loop ended"));
 `,
   );
-  const child = new Deno.Command("bash", {
-    args: ["-c", `ulimit -n 60; exec "${Deno.execPath()}" run --allow-net=127.0.0.1 ${script}`],
-    env: { ...inheritedEnv(), NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawn("bash", [
+    "-c",
+    `ulimit -n 60; exec "${Deno.execPath()}" run --allow-net=127.0.0.1 ${script}`,
+  ]);
   const { text, done } = collectOutput(child, () => {});
   const conns: Deno.Conn[] = [];
   try {
@@ -293,4 +290,16 @@ async function until(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out waiting for ${what}:\n${output()}`);
+}
+
+// A probe process with a clean environment and its output piped.
+function spawn(command: string, args: string[]): Deno.ChildProcess {
+  return new Deno.Command(command, {
+    args,
+    env: { ...inheritedEnv(), NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
 }
