@@ -2,6 +2,7 @@
  * The envelopes the benchmark posts: what the browser SDK sends through the tunnel, built for
  * a given DSN so the tunnel accepts them.
  */
+import { concat } from "../support/tunnel_upload.ts";
 
 const encoder = new TextEncoder();
 
@@ -111,11 +112,5 @@ function envelope(
   for (const [itemHeader, payload] of items) {
     parts.push(encoder.encode(JSON.stringify(itemHeader) + "\n"), payload, encoder.encode("\n"));
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
+  return concat(parts);
 }
