@@ -148,12 +148,7 @@ Deno.test("deno serve still cuts an upload in flight at SIGTERM (denoland/deno#3
     );
   } finally {
     conn?.close();
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already exited */ }
-    await child.status;
-    await done;
-    await Deno.remove(dir, { recursive: true });
+    await killProbe(child, done, dir);
   }
 });
 
@@ -194,12 +189,7 @@ server.finished.then(() => console.log("finished"), () => console.log("accept lo
     );
   } finally {
     for (const conn of conns) conn.close();
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already exited */ }
-    await child.status;
-    await done;
-    await Deno.remove(dir, { recursive: true });
+    await killProbe(child, done, dir);
   }
 });
 
@@ -302,4 +292,18 @@ function spawn(command: string, args: string[]): Deno.ChildProcess {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+}
+
+// Ends a probe: kills it, waits for its output to close, removes its scratch directory.
+async function killProbe(
+  child: Deno.ChildProcess,
+  output: Promise<unknown>,
+  dir: string,
+): Promise<void> {
+  try {
+    child.kill("SIGKILL");
+  } catch { /* already exited */ }
+  await child.status;
+  await output;
+  await Deno.remove(dir, { recursive: true });
 }
