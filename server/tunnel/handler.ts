@@ -4,6 +4,7 @@
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "./rate_limit.ts";
+import { clientAddress } from "../http/request_context.ts";
 import {
   createStreamSlots,
   isSmallBody,
@@ -12,7 +13,6 @@ import {
   type StopCause,
 } from "./body.ts";
 import {
-  clientAddress,
   contentEncoding,
   contentLength,
   type Encoding,
@@ -120,9 +120,9 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     };
     const declared = contentLength(req.headers);
     const encoding = contentEncoding(req.headers.get("content-encoding"));
-    const clientIp = clientAddress(req.headers, info.remoteAddr, options.trustProxy);
+    const clientIp = clientAddress(req, info, options.trustProxy);
     let early = precheck(limits, declared, encoding);
-    if (early === undefined && limiter !== undefined && clientIp !== undefined) {
+    if (early === undefined && limiter !== undefined && clientIp !== "") {
       const decision = limiter.take(clientKey(clientIp), performance.now());
       if (!decision.allowed) early = rateLimited(decision.retryAfterSeconds);
     }

@@ -77,30 +77,13 @@ export function rateLimited(retryAfterSeconds: number): Rejection {
   };
 }
 
-// Only an address-shaped value is passed on: Sentry uses it for geo-IP and rate limits.
-const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
-
-/** The socket peer, or behind a trusted proxy the last X-Forwarded-For entry: earlier ones are the
- * client's to write, to pick an address per envelope, dodge the rate limit and mislead Sentry. */
-export function clientAddress(
-  headers: Headers,
-  addr: Deno.Addr,
-  trustProxy: boolean,
-): string | undefined {
-  if (trustProxy) {
-    const forwarded = headers.get("x-forwarded-for");
-    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1).trim();
-    if (last !== undefined && IP_ADDRESS.test(last)) return last;
-  }
-  return "hostname" in addr ? addr.hostname : undefined;
-}
-
-/** Headers for the ingest: the envelope type, and the client's encoding, address and agent. */
-export function upstreamHeaders(headers: Headers, clientIp: string | undefined) {
+/** Headers for the ingest: the envelope type, and the client's encoding, address (if known; see
+ * `clientAddress` in server/http/request_context.ts) and agent. */
+export function upstreamHeaders(headers: Headers, clientIp: string) {
   const out: Record<string, string> = { "content-type": "application/x-sentry-envelope" };
   const encoding = headers.get("content-encoding");
   if (encoding !== null) out["content-encoding"] = encoding;
-  if (clientIp !== undefined) out["x-sentry-forwarded-for"] = clientIp;
+  if (clientIp !== "") out["x-sentry-forwarded-for"] = clientIp;
   const userAgent = headers.get("user-agent");
   if (userAgent !== null) out["user-agent"] = userAgent;
   return out;
