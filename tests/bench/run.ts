@@ -18,10 +18,10 @@
  * arithmetic in report.ts, and the machine and the result file in results.ts.
  */
 import { readManifest } from "../../server/build/manifest.ts";
-import { type CaseName, startCases } from "./cases.ts";
+import { type CaseName, type Cases, startCases } from "./cases.ts";
 import { errorEnvelope, replayEnvelope } from "./envelopes.ts";
 import { MANY_UPLOADS, manyUploads, measureStartups, measureUploads } from "./fresh_app.ts";
-import { CONNECTIONS, ingestStats, requireWrk, runWrk } from "./load.ts";
+import { CONNECTIONS, ingestStats, type LoadCase, requireWrk, runWrk } from "./load.ts";
 import { choosePinning, currentRss, peakRss, type Server, startScript } from "./processes.ts";
 import { type CaseSummary, formatTable, summarise, type WrkRun } from "./report.ts";
 import { machineInfo, writeResult } from "./results.ts";
@@ -32,6 +32,16 @@ const OUT_DIR = `${ROOT}bench-results`;
 const BODIES = `${OUT_DIR}/bodies`;
 const MiB = 1024 * 1024;
 const CONTINUOUS_SECONDS = 15;
+// The cases whose server is an app process (the others are baselines, the forwarder, the ingest).
+const APP_CASES: readonly CaseName[] = [
+  "pageOff",
+  "page",
+  "pageAway",
+  "pageAll",
+  "asset",
+  "tunnel2k",
+  "tunnel1m",
+];
 
 const options = parseArgs(Deno.args);
 await requireWrk();
@@ -87,37 +97,8 @@ async function main() {
   console.log(`page is ${pageBytes} bytes; warming up...`);
   for (const name of names) await runWrk(cases[name], 1, pinning?.wrk);
 
-  const runs = Object.fromEntries(names.map((n) => [n, [] as WrkRun[]])) as Record<
-    CaseName,
-    WrkRun[]
-  >;
-  const streamed = { large: 0, largeStreamed: 0 };
-  // Each server's RSS the moment its last load ends: what it holds under load. Read at one time
-  // for all after the rounds, some had idled long enough for V8 to give memory back (a scratch
-  // run saw it after 20-30 s) and others not, so the ratio of two followed the case order.
-  const rightAfter = new Map<CaseName, number>();
-  for (let round = 1; round <= options.rounds; round++) {
-    console.log(`round ${round} of ${options.rounds}...`);
-    for (const name of names) {
-      const before = name === "tunnel1m" ? await ingestStats(ingest) : undefined;
-      runs[name].push(await runWrk(cases[name], options.duration, pinning?.wrk));
-      if (round === options.rounds) rightAfter.set(name, await currentRss(cases[name].server.pid));
-      if (before !== undefined) {
-        const after = await ingestStats(ingest);
-        streamed.large += after.large - before.large;
-        streamed.largeStreamed += after.largeStreamed - before.largeStreamed;
-      }
-    }
-  }
-  // Not a target: the app (monitoring on) and the identical baseline under the app's V8 flags,
-  // each read after continuous load, by when both have held flat (the baseline from its 6th
-  // second to its 120th, the app from its 9th, in scratch runs). Between the rounds' cases a
-  // server idles, and V8 may give memory back then.
-  console.log(`continuous GET / load, ${CONTINUOUS_SECONDS} s each, for a like-for-like RSS...`);
-  await runWrk(capped, CONTINUOUS_SECONDS, pinning?.wrk);
-  const identicalCapped = await currentRss(capped.server.pid);
-  await runWrk(cases.page, CONTINUOUS_SECONDS, pinning?.wrk);
-  const appPageContinuous = await currentRss(cases.page.server.pid);
+  const first = await benchPass(cases, capped, ingest);
+  const { runs, streamed, rightAfter } = first;
   const wholeRunRss = await peakRss(app.pid);
   // `app` took the tunnel and asset load (the tunnel's last), the others page load only.
   const rssAfter = {
@@ -126,9 +107,16 @@ async function main() {
     appOff: rightAfter.get("pageOff")!,
     appAll: rightAfter.get("pageAll")!,
     identical: rightAfter.get("identical")!,
-    appPageContinuous,
-    identicalCapped,
+    appPageContinuous: first.appPageContinuous,
+    identicalCapped: first.identicalCapped,
   };
+  // The whole bench again on the same processes: a leak shows as an app holding more after it,
+  // each read right after its last load of the pass (idle, V8 gives memory back at its own pace).
+  console.log("the same bench again on the same processes, for their RSS...");
+  const apps = [...new Set(APP_CASES.map((name) => cases[name].server))];
+  const second = await benchPass(cases, capped, ingest);
+  const appsAfterFirst = apps.map((app) => first.lastRss.get(app)!);
+  const appsAfterSecond = apps.map((app) => second.lastRss.get(app)!);
 
   const summaries = Object.fromEntries(
     names.map((n) => [n, summarise(cases[n].label, runs[n])]),
@@ -142,6 +130,7 @@ async function main() {
     many,
     wholeRunRss,
     rssAfter,
+    secondBench: { first: appsAfterFirst, second: appsAfterSecond },
     startups,
     pageBytes,
     tunnelLogLines: app.stderrLines(),
@@ -188,6 +177,53 @@ async function main() {
     raw: runs,
   };
   await writeResult(OUT_DIR, result);
+}
+
+/**
+ * Every case once per round, then continuous GET / load: the figures, each case's RSS right
+ * after its last run, the 1 MiB envelopes the ingest saw streamed, and the continuous-load RSS.
+ */
+async function benchPass(cases: Cases["cases"], capped: LoadCase, ingest: Server) {
+  const names = Object.keys(cases) as CaseName[];
+  const runs = Object.fromEntries(names.map((n) => [n, [] as WrkRun[]])) as Record<
+    CaseName,
+    WrkRun[]
+  >;
+  const streamed = { large: 0, largeStreamed: 0 };
+  // Each server's RSS the moment its last load ends: what it holds under load. Read at one time
+  // for all after the rounds, some had idled long enough for V8 to give memory back (a scratch
+  // run saw it after 20-30 s) and others not, so the ratio of two followed the case order.
+  const rightAfter = new Map<CaseName, number>();
+  // Each server's RSS right after the last load it took in this pass.
+  const lastRss = new Map<Server, number>();
+  const load = async (load: LoadCase, seconds: number) => {
+    const run = await runWrk(load, seconds, pinning?.wrk);
+    lastRss.set(load.server, await currentRss(load.server.pid));
+    return run;
+  };
+  for (let round = 1; round <= options.rounds; round++) {
+    console.log(`round ${round} of ${options.rounds}...`);
+    for (const name of names) {
+      const before = name === "tunnel1m" ? await ingestStats(ingest) : undefined;
+      runs[name].push(await load(cases[name], options.duration));
+      if (round === options.rounds) rightAfter.set(name, lastRss.get(cases[name].server)!);
+      if (before !== undefined) {
+        const after = await ingestStats(ingest);
+        streamed.large += after.large - before.large;
+        streamed.largeStreamed += after.largeStreamed - before.largeStreamed;
+      }
+    }
+  }
+  // Not a target: the app (monitoring on) and the identical baseline under the app's V8 flags,
+  // each read after continuous load, by when both have held flat (the baseline from its 6th
+  // second to its 120th, the app from its 9th, in scratch runs). Between the rounds' cases a
+  // server idles, and V8 may give memory back then.
+  console.log(`continuous GET / load, ${CONTINUOUS_SECONDS} s each, for a like-for-like RSS...`);
+  await load(capped, CONTINUOUS_SECONDS);
+  const identicalCapped = lastRss.get(capped.server)!;
+  await load(cases.page, CONTINUOUS_SECONDS);
+  const appPageContinuous = lastRss.get(cases.page.server)!;
+  return { runs, rightAfter, lastRss, streamed, identicalCapped, appPageContinuous };
 }
 
 function keep(server: Server): Server {
