@@ -195,9 +195,12 @@ async function relay(upstream: Response): Promise<Response | Rejection> {
   const { json, headers } = relayedHeaders(upstream.headers);
   const empty = status === 204 || status === 205;
   const redirected = (status >= 300 && status < 400) || upstream.type === "opaqueredirect";
-  if (redirected || !json || empty) {
+  // fetch passes on any three-digit status; a Response carries 200-599 only.
+  const invalid = status < 200 || status > 599;
+  if (redirected || invalid || !json || empty) {
     await upstream.body?.cancel();
     if (redirected) return { status: 502, reason: "ingest answered with a redirect" };
+    if (invalid) return { status: 502, reason: "ingest answered an invalid status" };
     return new Response(empty ? null : `ingest answered ${status}\n`, { status, headers });
   }
   // A declared length bounds the body, unless fetch decompresses it on the way in.

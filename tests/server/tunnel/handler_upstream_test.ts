@@ -9,6 +9,7 @@ import {
   buildEnvelope,
   chunkedStream,
   closedPort,
+  encoder,
   MiB,
   post,
   randomBytes,
@@ -177,5 +178,33 @@ test("a streamed upload whose ingest breaks off mid-body is a 502, not the clien
   } finally {
     await broke;
     listener.close();
+  }
+});
+
+test("an ingest status a Response cannot carry (600-999) is a 502, not a 500", async () => {
+  // Deno's fetch passes on any three-digit status; `new Response` takes 200-599 only.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const dsn = `http://public@127.0.0.1:${listener.addr.port}/1`;
+  const answers = [[600, "application/json"], [999, "text/plain"]] as const;
+  const served = (async () => {
+    for (const [status, type] of answers) {
+      const conn = await listener.accept();
+      await conn.read(new Uint8Array(64 * 1024)); // the small envelope, whole
+      const head = `HTTP/1.1 ${status} Odd\r\ncontent-type: ${type}\r\ncontent-length: 10\r\n` +
+        "connection: close\r\n\r\n";
+      await conn.write(encoder.encode(`${head}{"id":"1"}`));
+      conn.close();
+    }
+  })();
+  try {
+    await using tunnel = startTunnel([dsn]);
+    for (const _ of answers) {
+      const answer = await post(tunnel.url, buildEnvelope(dsn, randomBytes(10)));
+      assertOneLineReason(answer, 502, /invalid status/);
+    }
+    assert.deepEqual(tunnel.logs.map((l) => l.status), [502, 502]);
+  } finally {
+    listener.close(); // a failed assertion must not leave the script waiting to accept
+    await served.catch(() => {});
   }
 });
