@@ -37,6 +37,11 @@ export function formatTunnelRecord(
   return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
 }
 
+/** A line from the server itself (a hint to the operator), in the log's format. */
+export function formatNotice(message: string, format: LogFormat, time = new Date().toISOString()) {
+  return format === "json" ? json({ time, msg: "server", message }) : `${time} server ${message}`;
+}
+
 // JSON.stringify, also escaping what it leaves raw: C1, bidi controls, U+FEFF, U+2028.
 function json(value: unknown): string {
   return JSON.stringify(value).replace(

@@ -5,7 +5,7 @@ import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
 import { internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
-import { formatRecord, type LogFormat } from "./request_log.ts";
+import { formatNotice, formatRecord, type LogFormat } from "./request_log.ts";
 
 /** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 export interface Route {
@@ -62,7 +62,8 @@ export function serveRoutes(options: ServeOptions): Handler {
     const handler = route.methods.get(req.method);
     return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
   };
-  const proxyHint = unheededProxyHint(options.trustProxy, logLine);
+  const notice = (message: string) => logLine(formatNotice(message, logFormat));
+  const proxyHint = unheededProxyHint(options.trustProxy, notice);
   return (req, info) => {
     const started = performance.now();
     proxyHint(req, info);
@@ -107,15 +108,15 @@ function settle(
 }
 
 // Behind a proxy without TRUST_PROXY all clients share its address (and rate limit): said once.
-function unheededProxyHint(trustProxy: boolean, logLine: (line: string) => void) {
+function unheededProxyHint(trustProxy: boolean, notice: (message: string) => void) {
   let said = trustProxy;
   return (req: Request, info: Deno.ServeHandlerInfo) => {
     if (said || !req.headers.has("x-forwarded-for")) return;
     const address = clientAddress(req, info, false);
     if (!PRIVATE_ADDRESS.test(address)) return;
     said = true;
-    logLine(
-      `server: requests from ${address} carry X-Forwarded-For but TRUST_PROXY is off, so every ` +
+    notice(
+      `requests from ${address} carry X-Forwarded-For but TRUST_PROXY is off, so every ` +
         `client shares that proxy's address (one tunnel rate-limit bucket for all); set ` +
         `TRUST_PROXY=true if the proxy is yours`,
     );

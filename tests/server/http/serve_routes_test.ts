@@ -20,3 +20,17 @@ Deno.test("X-Forwarded-For from a private address without TRUST_PROXY is said on
     .body?.cancel();
   assert.deepEqual(hint(trusting.logLines), []);
 });
+
+Deno.test("the proxy hint is a line of the log's format: JSON, or text after the time", async () => {
+  const { fetch, logLines } = await fixtureApp({ config: loadConfig({ LOG_FORMAT: "json" }) });
+  await (await fetch("/healthz", { headers: { "x-forwarded-for": "203.0.113.7" } })).body
+    ?.cancel();
+  assert.equal(hint(logLines).length, 1);
+  for (const line of logLines) assert.equal(typeof JSON.parse(line), "object", line);
+  assert.match(JSON.parse(hint(logLines)[0]).message, /^requests from 127\.0\.0\.1 carry/);
+
+  const text = await fixtureApp({ config: loadConfig({ LOG_FORMAT: "text" }) });
+  await (await text.fetch("/healthz", { headers: { "x-forwarded-for": "203.0.113.7" } })).body
+    ?.cancel();
+  assert.match(hint(text.logLines)[0], /^\d{4}-\d\d-\d\dT[\d:.]+Z server requests from 127/);
+});
