@@ -12,14 +12,16 @@ import type { Config } from "../lifecycle/config.ts";
 import { ErrorLimit } from "../http/failure_log.ts";
 import { escapeHtml } from "../http/html.ts";
 import { reportable } from "./reportable.ts";
+import { createRateLimiter } from "../rate_limit.ts";
 import type { Monitoring } from "./monitoring.ts";
 
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
   /** Where envelopes go instead of the DSN's ingest (the dev inbox). */
   readonly transport?: Sentry.DenoOptions["transport"];
-  /** How many incoming "sampled" traces are honoured per second, beyond the server's rate. */
-  readonly traceBudget?: { readonly perSecond: number; readonly burst: number };
+  /** How many incoming "sampled" traces are honoured per window (also the burst), beyond the
+   * server's rate; 10 a second by default. */
+  readonly traceBudget?: { readonly limit: number; readonly windowMs: number };
   /** The app's own SDK options (server/sentry_options.ts), but DSN, release and sampling. */
   readonly sentryOptions?: Partial<Sentry.DenoOptions>;
 }
@@ -30,7 +32,8 @@ export function startMonitoring(
   release: string,
   options: MonitoringOptions = {},
 ): Monitoring {
-  const takeToken = tokenBucket(options.traceBudget ?? { perSecond: 10, burst: 10 });
+  const budget = createRateLimiter(options.traceBudget ?? { limit: 10, windowMs: 1000 });
+  const takeToken = () => budget.take("", performance.now()).allowed;
   const app = options.sentryOptions ?? {};
   const client = Sentry.init({
     ...app,
@@ -149,24 +152,6 @@ function requestData(req: Request) {
   }
   const end = req.url.search(/[?#]/);
   return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
-}
-
-/** Token bucket: true while a token is left, refilled at `perSecond` up to `burst` (its start). */
-export function tokenBucket(
-  { perSecond, burst }: { perSecond: number; burst: number },
-  now = () => performance.now(),
-): () => boolean {
-  let tokens = burst;
-  let updatedAt = now();
-  return () => {
-    const at = now();
-    // A clock that steps back must not mint tokens.
-    tokens = Math.min(burst, tokens + Math.max(0, at - updatedAt) * perSecond / 1000);
-    updatedAt = Math.max(updatedAt, at);
-    if (tokens < 1) return false;
-    tokens--;
-    return true;
-  };
 }
 
 /** The incoming trace to continue: a client's "sampled" flag and baggage `sample_rand` are kept

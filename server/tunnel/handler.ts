@@ -3,7 +3,7 @@
  * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
-import { clientKey, createRateLimiter } from "./rate_limit.ts";
+import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
 import {
   createStreamSlots,

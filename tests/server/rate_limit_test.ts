@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { clientKey, createRateLimiter } from "../../../server/tunnel/rate_limit.ts";
+import { clientKey, createRateLimiter } from "../../server/rate_limit.ts";
 
 Deno.test("rate limit: a burst up to the limit, then refusals with the wait until a token", () => {
   const limiter = createRateLimiter({ limit: 3, windowMs: 60_000 });

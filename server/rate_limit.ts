@@ -1,4 +1,5 @@
-/** A token bucket per client address, in a table of bounded size; the caller passes the clock. */
+/** A token bucket per key (a client address, or one for the server's trace budget), in a table of
+ * bounded size; the caller passes the clock. */
 
 /** Go ahead, or wait this many whole seconds. */
 export type RateDecision =
