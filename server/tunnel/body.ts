@@ -109,32 +109,43 @@ export class RequestBody {
 }
 
 /** A semaphore for large bodies in flight (each holds read and upstream buffers): past `limit` an
- * upload waits unread in kernel socket buffers. `release()` frees a slot or leaves the line. */
-export function createStreamSlots(limit: number) {
+ * upload waits unread in kernel socket buffers. A client (`key`) holds at most `perClient` slots,
+ * so a few idle uploads cannot keep everyone's out; its others wait in its own line, and a freed
+ * slot goes to the oldest line whose client may take one. `release()` frees a slot or leaves. */
+export function createStreamSlots(limit: number, perClient = limit) {
   let free = limit;
-  const line = new Set<() => void>(); // in arrival order
-  return () => {
+  const held = new Map<string, number>();
+  const lines = new Map<string, Set<() => void>>(); // per client, clients in arrival order
+  const hold = (key: string, n: number) => n === 0 ? held.delete(key) : held.set(key, n);
+  const leave = (key: string, grant: () => void) => {
+    if (lines.get(key)?.delete(grant) && lines.get(key)!.size === 0) lines.delete(key);
+  };
+  return (key = "") => {
     const { promise, resolve } = Promise.withResolvers<void>();
     let holding = false;
     const grant = () => {
       holding = true;
+      hold(key, (held.get(key) ?? 0) + 1);
       resolve();
     };
-    if (free > 0) {
+    if (free > 0 && (held.get(key) ?? 0) < perClient) {
       free--;
       grant();
-    } else line.add(grant);
+    } else lines.set(key, (lines.get(key) ?? new Set()).add(grant));
     return {
       ready: promise,
       release() {
-        if (line.delete(grant) || !holding) return;
+        if (!holding) return leave(key, grant);
         holding = false;
-        const next = line.values().next();
-        if (next.done) free++;
-        else {
-          line.delete(next.value);
-          next.value();
+        hold(key, held.get(key)! - 1);
+        // At most limit / perClient clients are at their share: the loop skips no more than those.
+        for (const [client, line] of lines) {
+          if ((held.get(client) ?? 0) >= perClient) continue;
+          const [next] = line;
+          leave(client, next);
+          return next();
         }
+        free++;
       },
     };
   };

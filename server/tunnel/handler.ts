@@ -38,11 +38,12 @@ export interface TunnelOptions {
   readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: boolean;
-  /** Envelopes per client address per minute; 0 or absent: no limit. */
+  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
   readonly rateLimit?: number;
   /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
   readonly fetch?: typeof fetch;
-  /** Large bodies (over 64 KiB, or chunked) streamed at once; the rest wait, unread. */
+  /** Large bodies (over 64 KiB, or chunked) streamed at once, half per client with a rate limit;
+   * the rest wait, unread. */
   readonly maxLargeBodies?: number;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
@@ -77,8 +78,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const { allowedDsns, maxBodyBytes, timeoutMs } = options;
   const upstreamFetch = options.fetch ?? platformFetch;
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
-  const takeSlot = createStreamSlots(options.maxLargeBodies ?? DEFAULT_LARGE_BODIES);
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
+  // With per-client limits on, one client holds at most half the slots.
+  const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
+  const takeSlot = createStreamSlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */
@@ -135,7 +138,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const body = new RequestBody(req, declared, maxBodyBytes);
     // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
     const deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
-    const slot = isSmallBody(declared) ? undefined : takeSlot();
+    const slot = isSmallBody(declared) ? undefined : takeSlot(clientKey(clientIp));
     try {
       // Waiting for a slot counts against the deadline: a 408 if none comes.
       if (slot !== undefined) await body.until(slot.ready);

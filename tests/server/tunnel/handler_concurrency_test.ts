@@ -88,3 +88,39 @@ test("at most maxLargeBodies large uploads are read at once; the rest wait and a
     await ingestServer.shutdown();
   }
 });
+
+test("a client's idle uploads hold at most half the large-body slots: others still get through", async () => {
+  await using ingest = startFakeIngest();
+  await using tunnel = startTunnel([ingest.dsn()], {
+    maxLargeBodies: 2,
+    rateLimit: 600,
+    trustProxy: true,
+    timeoutMs: 5_000,
+  });
+  // Two uploads from one address send 100 KiB (enough to be streamed on) and then nothing.
+  const stop = new AbortController();
+  const idle = Array.from({ length: 2 }, () => {
+    const start = buildEnvelope(ingest.dsn(), randomBytes(100 * 1024));
+    const body = new ReadableStream({ start: (controller) => controller.enqueue(start) });
+    const init = {
+      method: "POST",
+      body,
+      duplex: "half",
+      signal: stop.signal,
+      headers: { "x-forwarded-for": "198.51.100.1" },
+    };
+    return fetch(tunnel.url, init as RequestInit).then((res) => res.status, () => "aborted");
+  });
+  let idleEnded = false;
+  Promise.all(idle).then(() => idleEnded = true);
+  await ingest.waitFor(1, "started");
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the second one's head is read too
+
+  const envelope = buildEnvelope(ingest.dsn(), randomBytes(100 * 1024));
+  const answer = await post(tunnel.url, envelope, { "x-forwarded-for": "198.51.100.2" });
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal(idleEnded, false, "the other client's upload waited for an idle one to time out");
+  assert.equal(ingest.started, 2, "one idle upload streamed, the second waited for its own slot");
+  stop.abort();
+  assert.deepEqual(await Promise.all(idle), ["aborted", "aborted"]);
+});
