@@ -117,8 +117,8 @@ function unheededProxyHint(trustProxy: boolean, notice: (message: string) => voi
     said = true;
     notice(
       `requests from ${address} carry X-Forwarded-For but TRUST_PROXY is off, so every ` +
-        `client shares that proxy's address (one tunnel rate-limit bucket for all); set ` +
-        `TRUST_PROXY=true if the proxy is yours`,
+        `client shares that proxy's address (one tunnel rate limit and upload share for all); ` +
+        `set TRUST_PROXY=true if the proxy is yours`,
     );
   };
 }
