@@ -111,7 +111,7 @@ export class RequestBody {
 /** A semaphore for large bodies in flight (each holds read and upstream buffers): past `limit` an
  * upload waits unread in kernel socket buffers. A client (`key`) holds at most `perClient` slots,
  * so a few idle uploads cannot keep everyone's out; its others wait in its own line, and a freed
- * slot goes to the oldest line whose client may take one. `release()` frees a slot or leaves. */
+ * slot goes to the next line, in turn, whose client may take one. `release()` frees or leaves. */
 export function createStreamSlots(limit: number, perClient = limit) {
   let free = limit;
   const held = new Map<string, number>();
@@ -143,6 +143,7 @@ export function createStreamSlots(limit: number, perClient = limit) {
           if ((held.get(client) ?? 0) >= perClient) continue;
           const [next] = line;
           leave(client, next);
+          if (lines.delete(client)) lines.set(client, line); // its line goes last: round robin
           return next();
         }
         free++;
