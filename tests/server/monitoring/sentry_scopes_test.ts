@@ -6,62 +6,8 @@
 import assert from "node:assert/strict";
 import * as Sentry from "@sentry/deno";
 import type { Event } from "@sentry/core";
-import { createApp } from "../../../server/app.ts";
-import { loadConfig } from "../../../server/lifecycle/config.ts";
-import { readManifest } from "../../../server/build/manifest.ts";
-import { readRenderedPages } from "../../../server/page/rendered_pages.ts";
-import { type MonitoringOptions, startMonitoring } from "../../../server/monitoring/sentry.ts";
-import { indexStaticFiles } from "../../../server/http/static_files.ts";
-import { FailureLog } from "../../../server/http/failure_log.ts";
-import type { ApiRoutes } from "../../../server/api/router.ts";
 import { type FakeIngest, startFakeIngest } from "../../support/fake_ingest.ts";
-
-const manifest = await readManifest();
-const pages = await readRenderedPages();
-const staticIndex = await indexStaticFiles("static", { serveSourceMaps: false });
-
-/** The app with monitoring on and `apiRoutes`, listening on 127.0.0.1; stopped on dispose. */
-function startApp(
-  ingest: FakeIngest,
-  apiRoutes: ApiRoutes,
-  env: Record<string, string> = {},
-  options: MonitoringOptions = {},
-) {
-  const config = loadConfig({
-    SENTRY_DSN: ingest.dsn("key", "7"),
-    SENTRY_TRACES_SAMPLE_RATE: "1",
-    SENTRY_ENVIRONMENT: "server-env",
-    HOST: "127.0.0.1",
-    PORT: "0",
-    ...env,
-  });
-  const monitoring = startMonitoring(config, "r1", options);
-  const app = createApp({
-    config,
-    manifest,
-    pages,
-    staticIndex,
-    release: "r1",
-    monitoring,
-    apiRoutes,
-    logLine: () => {},
-    failureLog: new FailureLog({ write: () => {} }),
-  });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  return {
-    url,
-    /** Stop listening and send everything the SDK holds. */
-    async stop() {
-      await server.shutdown();
-      assert.equal(await monitoring.flush(5_000), true, "flushed in time");
-    },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown().catch(() => {});
-      await Sentry.close(1_000);
-    },
-  };
-}
+import { startMonitoredApp } from "../../support/monitored_app.ts";
 
 // The SDK's client is process-wide: its flush leaves a timer of its own (@sentry/core's promise
 // buffer) running for the timeout, and its keep-alive connection to the ingest outlives a test.
@@ -85,7 +31,7 @@ async function get(url: string, headers: HeadersInit = {}): Promise<Response> {
 
 test("40 concurrent requests: each error carries only its own tag and user; a later request none", async () => {
   await using ingest = startFakeIngest();
-  await using app = startApp(ingest, {
+  await using app = startMonitoredApp(ingest, {
     "/api/who": {
       GET: async (req) => {
         const n = new URL(req.url).searchParams.get("n");
@@ -125,7 +71,7 @@ test("40 concurrent requests: each error carries only its own tag and user; a la
 
 test("10 concurrent requests each with a child span: 10 transactions, each with its own child", async () => {
   await using ingest = startFakeIngest();
-  await using app = startApp(ingest, {
+  await using app = startMonitoredApp(ingest, {
     "/api/work": {
       GET: (req) => {
         const n = new URL(req.url).searchParams.get("n");
@@ -164,7 +110,7 @@ test("10 concurrent requests each with a child span: 10 transactions, each with 
 
 test("an error in a handler carries the request's trace and URL; getTraceData continues the trace", async () => {
   await using ingest = startFakeIngest();
-  await using app = startApp(ingest, {
+  await using app = startMonitoredApp(ingest, {
     "/api/trace": {
       GET: () => {
         Sentry.captureException(new Error("captured in a handler"));
@@ -199,7 +145,7 @@ test("an error in a handler carries the request's trace and URL; getTraceData co
 
 test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sample_rate unless its parent decided", async () => {
   await using ingest = startFakeIngest();
-  await using app = startApp(ingest, { "/api/x": { GET: () => new Response("x") } }, {
+  await using app = startMonitoredApp(ingest, { "/api/x": { GET: () => new Response("x") } }, {
     SENTRY_TRACES_SAMPLE_RATE: "0.1",
   });
   // 100 fresh requests, and 10 that continue a browser's trace with its sampling context.
@@ -243,7 +189,7 @@ test("at rate 0.1 no envelope claims sampled=true with sample_rand >= sample_rat
 
 test("the app's beforeSendTransaction and ignoreTransactions take effect", async () => {
   await using ingest = startFakeIngest();
-  await using app = startApp(
+  await using app = startMonitoredApp(
     ingest,
     {
       "/api/kept": { GET: () => new Response("kept") },
@@ -267,7 +213,7 @@ test("the app's beforeSendTransaction and ignoreTransactions take effect", async
 
 test("under load at rate 1 an error still arrives, and dropped transactions are counted", async () => {
   await using ingest = startFakeIngest({ delayMs: 200 });
-  await using app = startApp(ingest, {
+  await using app = startMonitoredApp(ingest, {
     "/api/x": { GET: () => new Response("x") },
     "/api/fail": {
       GET: () => {

@@ -3,13 +3,11 @@
  */
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
-import { createApp } from "../../../server/app.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
-import { readRenderedPages } from "../../../server/page/rendered_pages.ts";
 import { startMonitoring, withinBudget } from "../../../server/monitoring/sentry.ts";
-import { indexStaticFiles } from "../../../server/http/static_files.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
+import { startMonitoredApp } from "../../support/monitored_app.ts";
 import { startServer } from "../../support/server.ts";
 import { rawRequest } from "../../support/raw_http.ts";
 
@@ -262,84 +260,63 @@ Deno.test({
   sanitizeResources: false,
 }, async () => {
   await using ingest = startFakeIngest();
-  const config = loadConfig({
-    SENTRY_DSN: ingest.dsn("key", "7"),
-    SENTRY_TRACES_SAMPLE_RATE: "0",
-    HOST: "127.0.0.1",
-    PORT: "0",
-  });
-  const monitoring = startMonitoring(config, "r1", {
+  await using app = startMonitoredApp(ingest, {}, { SENTRY_TRACES_SAMPLE_RATE: "0" }, {
     traceBudget: { limit: 2, windowMs: Infinity },
   });
-  const app = createApp({
-    config,
-    manifest,
-    pages: await readRenderedPages(),
-    staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
-    release: "r1",
-    monitoring,
-    logLine: () => {},
-  });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
-  try {
-    const incoming = Array.from(
-      { length: 20 },
-      (_, i) => `${i.toString(16).padStart(2, "0")}${"a".repeat(30)}`,
-    );
-    const pages: string[] = [];
-    // As a browser SDK sends them: the head's dynamic sampling context in the baggage.
-    const baggageOf = (traceId: string) =>
-      `sentry-trace_id=${traceId},sentry-environment=browser-env,sentry-sample_rate=0.5,` +
-      `sentry-sample_rand=0.25,sentry-sampled=true,sentry-public_key=key,other=x`;
-    for (const traceId of incoming) {
-      const res = await fetch(`http://127.0.0.1:${server.addr.port}/`, {
-        headers: { "sentry-trace": `${traceId}-0123456789abcdef-1`, baggage: baggageOf(traceId) },
-      });
-      assert.equal(res.status, 200);
-      pages.push(await res.text());
-    }
-    assert.equal(await monitoring.flush(5_000), true);
-    const traced = await transactions(ingest);
-    assert.equal(traced.length, 2, "only the budget's two are traced at rate 0");
-    assert.deepEqual(traced.map((t) => t.contexts?.trace?.trace_id).sort(), incoming.slice(0, 2));
-    for (const t of traced) {
-      const trace = t.contexts?.trace;
-      assert.equal(trace?.parent_span_id, "0123456789abcdef");
-      assert.equal(t.transaction, "GET /");
-      assert.equal(trace?.op, "http.server");
-      assert.equal(trace?.status, "ok");
-      assert.equal(t.sdk?.name, "sentry.javascript.deno");
-      assert.equal(t.release, "r1");
-      assert.ok((t.timestamp ?? 0) >= (t.start_timestamp ?? Infinity), "ends after it starts");
-      // The page handed the browser this very span as the parent of its page load.
-      const page = pages[incoming.indexOf(trace?.trace_id ?? "")];
-      assert.ok(page.includes(`content="${trace?.trace_id}-${trace?.span_id}-1"`));
-    }
-    // Every page continues the incoming trace and its flag is the server's decision. Within the
-    // budget the head's sampling context is passed on unchanged (frozen); past it none of the
-    // client's context decides, so none of it is passed on.
-    const flags = pages.map((html, i) => {
-      const meta = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-([01])">/
-        .exec(html);
-      assert.equal(meta?.[1], incoming[i]);
-      const baggage = /<meta name="baggage" content="([^"]+)">/.exec(html)?.[1] ?? "";
-      const head = baggageOf(incoming[i]).split(",").filter((e) => e.startsWith("sentry-"));
-      const expected = i < 2 ? head : ["sentry-sample_rate=0"];
-      assert.deepEqual(baggage.split(",").sort(), expected.sort());
-      return meta?.[2];
+  const incoming = Array.from(
+    { length: 20 },
+    (_, i) => `${i.toString(16).padStart(2, "0")}${"a".repeat(30)}`,
+  );
+  const pages: string[] = [];
+  // As a browser SDK sends them: the head's dynamic sampling context in the baggage.
+  const baggageOf = (traceId: string) =>
+    `sentry-trace_id=${traceId},sentry-environment=browser-env,sentry-sample_rate=0.5,` +
+    `sentry-sample_rand=0.25,sentry-sampled=true,sentry-public_key=key,other=x`;
+  for (const traceId of incoming) {
+    const res = await fetch(`${app.url}/`, {
+      headers: { "sentry-trace": `${traceId}-0123456789abcdef-1`, baggage: baggageOf(traceId) },
     });
-    assert.deepEqual(flags, ["1", "1", ...Array(18).fill("0")]);
-    // The envelopes' trace headers carry the head's context too, not one rebuilt locally.
-    for (const [header, items] of await ingest.envelopes()) {
-      if (items[0][0].type !== "transaction") continue;
-      const trace = header.trace as Record<string, unknown> | undefined;
-      assert.equal(trace?.environment, "browser-env");
-      assert.equal(trace?.sample_rand, "0.25");
-      assert.equal(trace?.sample_rate, "0.5");
-    }
-  } finally {
-    await server.shutdown();
-    await monitoring.flush(1_000);
+    assert.equal(res.status, 200);
+    pages.push(await res.text());
+  }
+  await app.stop();
+  const traced = await transactions(ingest);
+  assert.equal(traced.length, 2, "only the budget's two are traced at rate 0");
+  assert.deepEqual(traced.map((t) => t.contexts?.trace?.trace_id).sort(), incoming.slice(0, 2));
+  for (const t of traced) {
+    const trace = t.contexts?.trace;
+    assert.equal(trace?.parent_span_id, "0123456789abcdef");
+    assert.equal(t.transaction, "GET /");
+    assert.equal(trace?.op, "http.server");
+    assert.equal(trace?.status, "ok");
+    assert.equal(t.sdk?.name, "sentry.javascript.deno");
+    assert.equal(t.release, "r1");
+    assert.ok((t.timestamp ?? 0) >= (t.start_timestamp ?? Infinity), "ends after it starts");
+    // The page handed the browser this very span as the parent of its page load.
+    const page = pages[incoming.indexOf(trace?.trace_id ?? "")];
+    assert.ok(page.includes(`content="${trace?.trace_id}-${trace?.span_id}-1"`));
+  }
+  // Every page continues the incoming trace and its flag is the server's decision. Within the
+  // budget the head's sampling context is passed on unchanged (frozen); past it none of the
+  // client's context decides, so none of it is passed on.
+  const flags = pages.map((html, i) => {
+    const meta = /<meta name="sentry-trace" content="([0-9a-f]{32})-[0-9a-f]{16}-([01])">/
+      .exec(html);
+    assert.equal(meta?.[1], incoming[i]);
+    const baggage = /<meta name="baggage" content="([^"]+)">/.exec(html)?.[1] ?? "";
+    const head = baggageOf(incoming[i]).split(",").filter((e) => e.startsWith("sentry-"));
+    const expected = i < 2 ? head : ["sentry-sample_rate=0"];
+    assert.deepEqual(baggage.split(",").sort(), expected.sort());
+    return meta?.[2];
+  });
+  assert.deepEqual(flags, ["1", "1", ...Array(18).fill("0")]);
+  // The envelopes' trace headers carry the head's context too, not one rebuilt locally.
+  for (const [header, items] of await ingest.envelopes()) {
+    if (items[0][0].type !== "transaction") continue;
+    const trace = header.trace as Record<string, unknown> | undefined;
+    assert.equal(trace?.environment, "browser-env");
+    assert.equal(trace?.sample_rand, "0.25");
+    assert.equal(trace?.sample_rate, "0.5");
   }
 });
 

@@ -1,0 +1,63 @@
+/**
+ * The app in this process with `@sentry/deno` on (startMonitoring), sending to a fake ingest, at
+ * trace rate 1 in environment "server-env" unless `env` says otherwise: for tests of monitoring
+ * as app code and Sentry users meet it. Each call runs `Sentry.init` anew.
+ */
+import assert from "node:assert/strict";
+import * as Sentry from "@sentry/deno";
+import { createApp } from "../../server/app.ts";
+import { loadConfig } from "../../server/lifecycle/config.ts";
+import { readManifest } from "../../server/build/manifest.ts";
+import { readRenderedPages } from "../../server/page/rendered_pages.ts";
+import { type MonitoringOptions, startMonitoring } from "../../server/monitoring/sentry.ts";
+import { indexStaticFiles } from "../../server/http/static_files.ts";
+import { FailureLog } from "../../server/http/failure_log.ts";
+import type { ApiRoutes } from "../../server/api/router.ts";
+import type { FakeIngest } from "./fake_ingest.ts";
+
+const manifest = await readManifest();
+const pages = await readRenderedPages();
+const staticIndex = await indexStaticFiles("static", { serveSourceMaps: false });
+
+/** The app with monitoring on and `apiRoutes`, listening on 127.0.0.1; stopped on dispose. */
+export function startMonitoredApp(
+  ingest: FakeIngest,
+  apiRoutes: ApiRoutes = {},
+  env: Record<string, string> = {},
+  options: MonitoringOptions = {},
+) {
+  const config = loadConfig({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+    SENTRY_ENVIRONMENT: "server-env",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    ...env,
+  });
+  const monitoring = startMonitoring(config, "r1", options);
+  const app = createApp({
+    config,
+    manifest,
+    pages,
+    staticIndex,
+    release: "r1",
+    monitoring,
+    apiRoutes,
+    logLine: () => {},
+    failureLog: new FailureLog({ write: () => {} }),
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    url,
+    /** Stop listening and send everything the SDK holds. */
+    async stop() {
+      await server.shutdown();
+      assert.equal(await monitoring.flush(5_000), true, "flushed in time");
+    },
+    async [Symbol.asyncDispose]() {
+      await server.shutdown().catch(() => {});
+      await Sentry.close(1_000);
+    },
+  };
+}
