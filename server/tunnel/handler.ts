@@ -124,9 +124,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const declared = contentLength(req.headers);
     const encoding = contentEncoding(req.headers.get("content-encoding"));
     const clientIp = clientAddress(req, info, options.trustProxy);
+    const client = clientKey(clientIp); // the rate limit's and the slots' key
     let early = precheck(limits, declared, encoding);
     if (early === undefined && limiter !== undefined && clientIp !== "") {
-      const decision = limiter.take(clientKey(clientIp), performance.now());
+      const decision = limiter.take(client, performance.now());
       if (!decision.allowed) early = rateLimited(decision.retryAfterSeconds);
     }
     // `req.body` is not touched for a small body with a length: it would build a stream.
@@ -138,7 +139,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const body = new RequestBody(req, declared, maxBodyBytes);
     // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
     const deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
-    const slot = isSmallBody(declared) ? undefined : takeSlot(clientKey(clientIp));
+    const slot = isSmallBody(declared) ? undefined : takeSlot(client);
     try {
       // Waiting for a slot counts against the deadline: a 408 if none comes.
       if (slot !== undefined) await body.until(slot.ready);
