@@ -36,7 +36,7 @@ export interface AppDeps {
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
-  readonly logLine?: (line: string) => void;
+  readonly logLine?: LogLine;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
   /** Pages with loaders (server/loaders.ts), when there are any. */
@@ -69,16 +69,7 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  const tunnel = createTunnelHandler({
-    allowedDsns: config.tunnelAllowedDsns,
-    maxBodyBytes: config.tunnelMaxBodyBytes,
-    timeoutMs: config.tunnelTimeoutMs,
-    trustProxy: config.trustProxy,
-    rateLimit: config.tunnelRateLimit,
-    fetch: deps.fetch,
-    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
-  });
-  add(config.tunnelPath, route({ POST: tunnel }));
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
   const apiOptions = { trustProxy: config.trustProxy, maxBodyBytes: config.apiMaxBodyBytes };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
@@ -123,6 +114,21 @@ export function createApp(deps: AppDeps): Handler {
     httpsListener: onDenoDeploy(),
   });
 }
+
+/** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
+export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDeps["fetch"]) {
+  return createTunnelHandler({
+    allowedDsns: config.tunnelAllowedDsns,
+    maxBodyBytes: config.tunnelMaxBodyBytes,
+    timeoutMs: config.tunnelTimeoutMs,
+    trustProxy: config.trustProxy,
+    rateLimit: config.tunnelRateLimit,
+    fetch,
+    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
+  });
+}
+
+type LogLine = (line: string) => void;
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 function throwDebugError(): never {

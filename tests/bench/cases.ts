@@ -1,8 +1,8 @@
 /**
  * The benchmark's load cases and the servers they run against: the app (monitoring on, off,
  * every request traced), a bare `Deno.serve` baseline, one answering with the app's exact page
- * and headers, a minimal `fetch` forwarder and the ingest directly, for GET /, a hashed asset
- * and tunnel posts.
+ * and headers, a minimal `fetch` forwarder (buffering, and streaming), the tunnel's handler
+ * alone and the ingest directly, for GET /, a hashed asset and tunnel posts.
  */
 import type { LoadCase } from "./load.ts";
 import { type Pinning, type Server, startApp, startScript } from "./processes.ts";
@@ -98,6 +98,17 @@ export async function startCases(inputs: CaseInputs) {
   const forwarder = keep(
     await startScript("forwarder.ts", ["--allow-net=127.0.0.1"], [inputs.dsn], pinning?.servers),
   );
+  const streamingForwarder = keep(
+    await startScript(
+      "forwarder.ts",
+      ["--allow-net=127.0.0.1"],
+      [inputs.dsn, "stream"],
+      pinning?.servers,
+    ),
+  );
+  const tunnelAlone = keep(
+    await startScript("tunnel_alone.ts", ["--allow-net=127.0.0.1"], [inputs.dsn], pinning?.servers),
+  );
   const tunnelUrl = new URL("/monitoring", app.url).href;
   const directUrl = `${ingest.url}/api/1/envelope/`;
   const cases = {
@@ -138,6 +149,12 @@ export async function startCases(inputs: CaseInputs) {
       server: forwarder,
       body: smallFile,
     },
+    tunnelAlone2k: {
+      label: `POST tunnel handler alone ${smallBytes} B`,
+      url: tunnelAlone.url,
+      server: tunnelAlone,
+      body: smallFile,
+    },
     direct2k: {
       label: `POST ingest direct ${smallBytes} B`,
       url: directUrl,
@@ -149,6 +166,12 @@ export async function startCases(inputs: CaseInputs) {
       label: "POST fetch forwarder 1 MiB",
       url: forwarder.url,
       server: forwarder,
+      body: largeFile,
+    },
+    forwardStream1m: {
+      label: "POST fetch forwarder, streaming, 1 MiB",
+      url: streamingForwarder.url,
+      server: streamingForwarder,
       body: largeFile,
     },
     direct1m: {

@@ -2,7 +2,7 @@
  * `deno task bench`: load the app, a bare `Deno.serve` baseline and the tunnel's upstream with
  * `wrk` on 127.0.0.1, print one table with the targets, and write it to
  * bench-results/latest.json, then run it again on the same processes for their memory. About
- * five and a half minutes.
+ * six and a half minutes.
  *
  *   deno task bench                          # 3 rounds of 3 s per case
  *   deno task bench --rounds=1 --duration=2  # a quick look
