@@ -145,12 +145,10 @@ function throwDebugError(): never {
 
 function healthHandler(release: string): Handler {
   const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
-  return () =>
-    new Response(body, {
-      headers: {
-        "content-type": "application/json",
-        "cache-control": "no-store",
-        "content-length": String(body.length),
-      },
-    });
+  const headers = {
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    "content-length": String(body.length),
+  };
+  return () => new Response(body, { headers });
 }
