@@ -50,8 +50,11 @@ export function parseRequestTarget(url: string, host: string | null): RequestTar
   }
   const match = ABSOLUTE.exec(url);
   if (match === null) return { reason: "unsupported request target", path: "" };
-  // With the Host checked, a bad authority can only come from an absolute-form target.
-  if (!isValidHost(match[1])) return { reason: "malformed request target", path: "" };
+  // With the Host checked, a bad authority can only come from an absolute-form target (or, with
+  // no Host, Deno's `localhost:<port>`); the usual one is the Host itself, checked once.
+  if (match[1] !== host && !isValidHost(match[1])) {
+    return { reason: "malformed request target", path: "" };
+  }
   // An empty path is `/` (RFC 9112, 3.2.4).
   return { path: match[2] || "/" };
 }
