@@ -3,9 +3,8 @@ import { createElement } from "react";
 import { renderToString } from "react-dom/server";
 import { App } from "../../client/App.tsx";
 import { defineRoutes, resolvePage } from "../../client/page_table.ts";
-import { HomePage } from "../../client/pages/home.tsx";
-import { routes } from "../../client/routes.tsx";
-import { fixtureRoutes } from "../fixtures/routes.tsx";
+import { FixtureHomePage, fixtureRoutes } from "../fixtures/routes.tsx";
+import { appPages } from "../support/app_pages.ts";
 
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
 
@@ -20,11 +19,14 @@ Deno.test("resolvePage: exact paths only; anything else, prototype names too, is
   }
 });
 
-Deno.test("client/routes.tsx: every page has a path, a title and a component; / is one of them", () => {
+// Whatever pages the team declares (loaded as the server loads them, CSS imports dropped).
+Deno.test("client/routes.tsx: every page has a path, a title and a component; / is one of them", async () => {
+  const { routes } = await appPages();
   assert.ok(routes.pages.has("/"));
   for (const [path, page] of routes.pages) {
     assert.equal(page.path, path);
     assert.ok(page.title && typeof page.Page === "function", path);
+    assert.equal(resolvePage(routes, path), page, "the browser's lookup finds it");
   }
   assert.ok(routes.notFound.title && routes.error.title);
 });
@@ -33,11 +35,11 @@ Deno.test("defineRoutes: a malformed or repeated path throws", () => {
   const { notFound, error } = fixtureRoutes;
   for (const path of ["", "about", "/a?b", "/a#b", "/a b"]) {
     assert.throws(
-      () => defineRoutes({ pages: [{ path, title: "x", Page: HomePage }], notFound, error }),
+      () => defineRoutes({ pages: [{ path, title: "x", Page: FixtureHomePage }], notFound, error }),
       /must start with \//,
     );
   }
-  const page = { path: "/x", title: "x", Page: HomePage };
+  const page = { path: "/x", title: "x", Page: FixtureHomePage };
   assert.throws(() => defineRoutes({ pages: [page, page], notFound, error }), /declared twice/);
 });
 

@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { rawRequest } from "../../support/raw_http.ts";
 import { App } from "../../../client/App.tsx";
 import { fixtureApp } from "../../fixtures/app.ts";
-import { fixtureRoutes, renders } from "../../fixtures/routes.tsx";
+import { FixtureHomePage, fixtureRoutes, renders } from "../../fixtures/routes.tsx";
 import { defineRoutes } from "../../../client/page_table.ts";
-import { HomePage } from "../../../client/pages/home.tsx";
 import { renderPages } from "../../../server/page/render.ts";
 
 // Every name a plain object inherits, and paths a client can make up.
@@ -125,7 +124,7 @@ Deno.test("pages are traced and get the trace tags; HEAD has GET's headers; POST
 Deno.test("a page whose path is a server route or under /api/ stops start-up", async () => {
   for (const path of ["/healthz", "/monitoring", "/api/about"]) {
     const routes = defineRoutes({
-      pages: [{ path, title: "x", Page: HomePage }],
+      pages: [{ path, title: "x", Page: FixtureHomePage }],
       notFound: fixtureRoutes.notFound,
       error: fixtureRoutes.error,
     });
