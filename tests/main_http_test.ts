@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { readManifest } from "../server/build/manifest.ts";
+import { escapeHtml } from "../server/http/html.ts";
+import { readRenderedPages } from "../server/page/rendered_pages.ts";
 import { startServer } from "./support/server.ts";
 
 const manifest = await readManifest();
@@ -16,11 +18,15 @@ Deno.test.afterAll(async () => {
   await server.stop();
 });
 
-Deno.test("unknown path: 404 HTML page", async () => {
+Deno.test("unknown path: 404 HTML page, the app's not-found page as the build rendered it", async () => {
+  const { notFound } = await readRenderedPages();
   const res = await fetch(url("/no/such/page"));
   assert.equal(res.status, 404);
   assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
-  assert.match(await res.text(), /<!doctype html>.*Not found/s);
+  const html = await res.text();
+  assert.match(html, /^<!doctype html>/);
+  assert.ok(html.includes(`<title>${escapeHtml(notFound.title)}</title>`), html);
+  assert.ok(html.includes(notFound.appHtml), html);
 });
 
 Deno.test("wrong method on a known path: 405 with Allow", async () => {
