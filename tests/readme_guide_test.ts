@@ -96,9 +96,9 @@ Deno.test({
     const [publicSnippet] = blocksOf(steps, "Read public configuration in the browser", 1);
     await project.write("client/pages/origin.ts", `${publicSnippet}\nexport { apiOrigin };\n`);
 
-    const build = await run(project.dir, ["task", "build"]);
+    const build = await project.run(["task", "build"]);
     assert.equal(build.code, 0, build.output);
-    const checked = await run(project.dir, ["check", "client/pages/origin.ts"]);
+    const checked = await project.run(["check", "client/pages/origin.ts"]);
     assert.equal(checked.code, 0, checked.output);
 
     await using ingest = startFakeIngest();
@@ -254,18 +254,6 @@ Deno.test({
     if (started.chromium === null) console.log(`browser step ignored: ${started.reason}`);
   },
 });
-
-async function run(cwd: string, args: string[]) {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    env: { ...inheritedEnv(), NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code, output: decode(stdout) + decode(stderr) };
-}
 
 async function* walk(dir: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {

@@ -20,12 +20,17 @@ export interface ProjectCopy extends AsyncDisposable {
   /** Write a file (path relative to the copy). */
   write(path: string, text: string): Promise<void>;
   read(path: string): Promise<string>;
+  /** Run `deno ...args` in the copy to its end: exit code, stdout then stderr. */
+  run(args: string[]): Promise<{ code: number; output: string }>;
 }
 
-/** Copy the project into a temporary folder, with node_modules linked rather than copied. */
-export async function copyProject(): Promise<ProjectCopy> {
+/**
+ * Copy the project (and the folders in `extra`, such as `tests`) into a temporary folder, with
+ * node_modules linked rather than copied.
+ */
+export async function copyProject(extra: readonly string[] = []): Promise<ProjectCopy> {
   const dir = await Deno.makeTempDir({ prefix: "dev-test-" });
-  for (const name of COPIED) await copy(`${ROOT}${name}`, `${dir}/${name}`);
+  for (const name of [...COPIED, ...extra]) await copy(`${ROOT}${name}`, `${dir}/${name}`);
   await Deno.mkdir(`${dir}/static`);
   for await (const entry of Deno.readDir(`${ROOT}static`)) {
     if (entry.isFile) {
@@ -37,6 +42,17 @@ export async function copyProject(): Promise<ProjectCopy> {
     dir,
     write: (path, text) => Deno.writeTextFile(`${dir}/${path}`, text),
     read: (path) => Deno.readTextFile(`${dir}/${path}`),
+    async run(args) {
+      const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+        args,
+        cwd: dir,
+        env: { ...inheritedEnv(), NO_COLOR: "1" },
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+      return { code, output: decode(stdout) + decode(stderr) };
+    },
     [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
   };
 }
