@@ -1,17 +1,13 @@
 /** Sentry for the server: each app request in its own isolation scope with its span active, so
  * app code's `setTag`, `setUser`, `startSpan` stay with it; a client's "sampled" has a budget. */
 import * as Sentry from "@sentry/deno";
-import {
-  type BaseTransportOptions,
-  type Envelope,
-  extractTraceparentData,
-  type Transport,
-} from "@sentry/core";
+import type { BaseTransportOptions, Envelope, Transport } from "@sentry/core";
 import type { ContextHandler } from "../http/request_context.ts";
 import type { Config } from "../lifecycle/config.ts";
 import { ErrorLimit } from "../http/failure_log.ts";
 import { escapeHtml } from "../http/html.ts";
 import { reportable } from "./reportable.ts";
+import { incomingTrace } from "./incoming_trace.ts";
 import { createRateLimiter } from "../rate_limit.ts";
 import type { Monitoring } from "./monitoring.ts";
 
@@ -46,7 +42,7 @@ export function startMonitoring(
     // No cookies, Authorization or client address unless the app opts in.
     sendDefaultPii: app.sendDefaultPii ?? false,
     // A message can quote a client's input whole (`new URL(input)` does).
-    maxValueLength: 8 * 1024,
+    maxValueLength: MAX_VALUE_LENGTH,
     sendClientReports: app.sendClientReports ?? true,
     // The SDK's defaults less the Deno.serve wrapper (it re-chunks answers), DB, context lines.
     defaultIntegrations: false,
@@ -110,7 +106,7 @@ export function startMonitoring(
         });
       const sentryTrace = req.headers.get("sentry-trace");
       if (sentryTrace === null) return span();
-      const trace = withinBudget(sentryTrace, req.headers.get("baggage"), takeToken);
+      const trace = incomingTrace(sentryTrace, req.headers.get("baggage"), takeToken);
       return Sentry.continueTrace(trace, span);
     });
 
@@ -142,31 +138,18 @@ export function startMonitoring(
 }
 
 const APP_ROOT = new URL("../../", import.meta.url).pathname;
+const MAX_VALUE_LENGTH = 8 * 1024;
 
-// An event's `request`: method, URL without its query (tokens stay here), credential-free headers.
+// An event's `request`: method, URL without its query (tokens stay here), credential-free headers
+// cut as messages are (the SDK's maxValueLength leaves them whole).
 function requestData(req: Request) {
   const headers: Record<string, string> = {};
   for (const name of ["host", "user-agent"]) {
     const value = req.headers.get(name);
-    if (value !== null) headers[name] = value;
+    if (value !== null) headers[name] = value.slice(0, MAX_VALUE_LENGTH);
   }
   const end = req.url.search(/[?#]/);
   return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
-}
-
-/** The incoming trace to continue: a client's "sampled" flag and baggage `sample_rand` are kept
- * only while the budget has a token, else dropped so the server's rate decides. */
-export function withinBudget(
-  sentryTrace: string,
-  baggage: string | null,
-  takeToken: () => boolean,
-): { sentryTrace: string; baggage: string | null } {
-  const parent = extractTraceparentData(sentryTrace);
-  if (parent?.traceId === undefined || parent.parentSampled === false || takeToken()) {
-    return { sentryTrace, baggage };
-  }
-  const ids = [parent.traceId, parent.parentSpanId].filter(Boolean).join("-");
-  return { sentryTrace: ids, baggage: null };
 }
 
 // Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.
