@@ -8,6 +8,7 @@ import { ErrorLimit } from "../http/failure_log.ts";
 import { escapeHtml } from "../http/html.ts";
 import { reportable } from "./reportable.ts";
 import { incomingTrace } from "./incoming_trace.ts";
+import { fetchTracingIntegration } from "./fetch_tracing.ts";
 import { createRateLimiter } from "../rate_limit.ts";
 import type { Monitoring } from "./monitoring.ts";
 
@@ -44,19 +45,15 @@ export function startMonitoring(
     // A message can quote a client's input whole (`new URL(input)` does).
     maxValueLength: MAX_VALUE_LENGTH,
     sendClientReports: app.sendClientReports ?? true,
-    // The SDK's defaults less the Deno.serve wrapper (it re-chunks answers), DB, context lines.
-    defaultIntegrations: false,
+    enableLogs: config.enableLogs,
+    // Anchored: a target is a URL prefix, never a substring of a URL (fetch_tracing.ts).
+    tracePropagationTargets: config.tracePropagationTargets.map((url) =>
+      new RegExp(`^${RegExp.escape(url)}`)
+    ),
+    // The SDK's defaults, so an upgrade's new ones switch on, less those named in LEFT_OUT.
+    defaultIntegrations: Sentry.getDefaultIntegrations({}).filter((i) => !LEFT_OUT.has(i.name)),
     integrations: [
-      Sentry.eventFiltersIntegration(),
-      Sentry.requestDataIntegration(),
-      Sentry.functionToStringIntegration(),
-      Sentry.linkedErrorsIntegration(),
-      Sentry.dedupeIntegration(),
-      Sentry.breadcrumbsIntegration(),
-      Sentry.denoContextIntegration(),
-      Sentry.globalHandlersIntegration(),
-      // The SDK's AsyncLocalStorage scopes (one per request), and `node:http` client spans.
-      Sentry.denoHttpIntegration(),
+      fetchTracingIntegration(),
       // Frames relative to the app's root, so an issue groups alike on every host.
       Sentry.rewriteFramesIntegration({ root: APP_ROOT, prefix: "app:///" }),
       ...(Array.isArray(app.integrations) ? app.integrations : []),
@@ -138,6 +135,10 @@ export function startMonitoring(
 }
 
 const APP_ROOT = new URL("../../", import.meta.url).pathname;
+// The Deno.serve wrapper re-chunks every answer (the handler is wrapped by hand instead), context
+// lines read sources production may not read, rewriteFrames does NormalizePaths' work. DenoHttp
+// stays: it sets up the AsyncLocalStorage scopes that keep each request's scope its own.
+const LEFT_OUT = new Set(["DenoServe", "ContextLines", "NormalizePaths"]);
 const MAX_VALUE_LENGTH = 8 * 1024;
 
 // An event's `request`: method, URL without its query (tokens stay here), credential-free headers
