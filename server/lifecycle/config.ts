@@ -63,6 +63,16 @@ const path = (raw: string): string => {
   const like = `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", ".")`;
   return expected(`${like}, not under ${RESERVED.join(", ")}`, raw);
 };
+const list = <T>(each: (raw: string) => T) => (raw: string): T[] =>
+  raw.split(",").map((s) => s.trim()).filter(Boolean).map(each);
+// An http(s) URL prefix, an origin alone standing for all its paths: never a bare host or a
+// substring, which would also match https://api.example.com.evil.net.
+const urlPrefix = (raw: string): string => {
+  const url = URL.parse(raw);
+  const plain = url && /^https?:$/.test(url.protocol) && !url.username && !url.password;
+  if (plain && !url.search && !url.hash) return url.href;
+  return expected("URLs like https://api.example.com or https://example.com/api/", raw);
+};
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -81,8 +91,9 @@ const VARIABLES = {
   SENTRY_ENVIRONMENT: (raw: string) => raw,
   SENTRY_RELEASE: (raw: string) => raw,
   SENTRY_TRACES_SAMPLE_RATE: rate,
-  TUNNEL_ALLOWED_DSNS: (raw: string) =>
-    raw.split(",").map((s) => s.trim()).filter(Boolean).map(dsn),
+  SENTRY_ENABLE_LOGS: boolean,
+  SENTRY_TRACE_PROPAGATION_TARGETS: list(urlPrefix),
+  TUNNEL_ALLOWED_DSNS: list(dsn),
   TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   TUNNEL_TIMEOUT_MS: integer(1, 600_000),
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
@@ -145,6 +156,9 @@ export function loadConfig(env: Env) {
     sentryRelease: read("SENTRY_RELEASE"),
     // In development every request and page load is traced, so the inbox shows them all.
     tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ?? (devMode ? 1 : 0.1),
+    enableLogs: read("SENTRY_ENABLE_LOGS") ?? false,
+    /** URL prefixes the server's outgoing requests carry trace headers to (and its own origin). */
+    tracePropagationTargets: read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [],
     /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
     tunnelAllowedDsns: [
       ...sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!],

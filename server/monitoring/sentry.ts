@@ -1,17 +1,14 @@
 /** Sentry for the server: each app request in its own isolation scope with its span active, so
  * app code's `setTag`, `setUser`, `startSpan` stay with it; a client's "sampled" has a budget. */
 import * as Sentry from "@sentry/deno";
-import {
-  type BaseTransportOptions,
-  type Envelope,
-  extractTraceparentData,
-  type Transport,
-} from "@sentry/core";
+import type { BaseTransportOptions, Envelope, Transport } from "@sentry/core";
 import type { ContextHandler } from "../http/request_context.ts";
 import type { Config } from "../lifecycle/config.ts";
 import { ErrorLimit } from "../http/failure_log.ts";
 import { escapeHtml } from "../http/html.ts";
 import { reportable } from "./reportable.ts";
+import { incomingTrace } from "./incoming_trace.ts";
+import { fetchTracingIntegration } from "./fetch_tracing.ts";
 import { createRateLimiter } from "../rate_limit.ts";
 import type { Monitoring } from "./monitoring.ts";
 
@@ -46,21 +43,17 @@ export function startMonitoring(
     // No cookies, Authorization or client address unless the app opts in.
     sendDefaultPii: app.sendDefaultPii ?? false,
     // A message can quote a client's input whole (`new URL(input)` does).
-    maxValueLength: 8 * 1024,
+    maxValueLength: MAX_VALUE_LENGTH,
     sendClientReports: app.sendClientReports ?? true,
-    // The SDK's defaults less the Deno.serve wrapper (it re-chunks answers), DB, context lines.
-    defaultIntegrations: false,
+    enableLogs: config.enableLogs,
+    // Anchored: a target is a URL prefix, never a substring of a URL (fetch_tracing.ts).
+    tracePropagationTargets: config.tracePropagationTargets.map((url) =>
+      new RegExp(`^${RegExp.escape(url)}`)
+    ),
+    // The SDK's defaults, so an upgrade's new ones switch on, less those named in LEFT_OUT.
+    defaultIntegrations: Sentry.getDefaultIntegrations({}).filter((i) => !LEFT_OUT.has(i.name)),
     integrations: [
-      Sentry.eventFiltersIntegration(),
-      Sentry.requestDataIntegration(),
-      Sentry.functionToStringIntegration(),
-      Sentry.linkedErrorsIntegration(),
-      Sentry.dedupeIntegration(),
-      Sentry.breadcrumbsIntegration(),
-      Sentry.denoContextIntegration(),
-      Sentry.globalHandlersIntegration(),
-      // The SDK's AsyncLocalStorage scopes (one per request), and `node:http` client spans.
-      Sentry.denoHttpIntegration(),
+      fetchTracingIntegration(),
       // Frames relative to the app's root, so an issue groups alike on every host.
       Sentry.rewriteFramesIntegration({ root: APP_ROOT, prefix: "app:///" }),
       ...(Array.isArray(app.integrations) ? app.integrations : []),
@@ -110,7 +103,7 @@ export function startMonitoring(
         });
       const sentryTrace = req.headers.get("sentry-trace");
       if (sentryTrace === null) return span();
-      const trace = withinBudget(sentryTrace, req.headers.get("baggage"), takeToken);
+      const trace = incomingTrace(sentryTrace, req.headers.get("baggage"), takeToken);
       return Sentry.continueTrace(trace, span);
     });
 
@@ -142,31 +135,22 @@ export function startMonitoring(
 }
 
 const APP_ROOT = new URL("../../", import.meta.url).pathname;
+// The Deno.serve wrapper re-chunks every answer (the handler is wrapped by hand instead), context
+// lines read sources production may not read, rewriteFrames does NormalizePaths' work. DenoHttp
+// stays: it sets up the AsyncLocalStorage scopes that keep each request's scope its own.
+const LEFT_OUT = new Set(["DenoServe", "ContextLines", "NormalizePaths"]);
+const MAX_VALUE_LENGTH = 8 * 1024;
 
-// An event's `request`: method, URL without its query (tokens stay here), credential-free headers.
+// An event's `request`: method, URL without its query (tokens stay here), credential-free headers
+// cut as messages are (the SDK's maxValueLength leaves them whole).
 function requestData(req: Request) {
   const headers: Record<string, string> = {};
   for (const name of ["host", "user-agent"]) {
     const value = req.headers.get(name);
-    if (value !== null) headers[name] = value;
+    if (value !== null) headers[name] = value.slice(0, MAX_VALUE_LENGTH);
   }
   const end = req.url.search(/[?#]/);
   return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
-}
-
-/** The incoming trace to continue: a client's "sampled" flag and baggage `sample_rand` are kept
- * only while the budget has a token, else dropped so the server's rate decides. */
-export function withinBudget(
-  sentryTrace: string,
-  baggage: string | null,
-  takeToken: () => boolean,
-): { sentryTrace: string; baggage: string | null } {
-  const parent = extractTraceparentData(sentryTrace);
-  if (parent?.traceId === undefined || parent.parentSampled === false || takeToken()) {
-    return { sentryTrace, baggage };
-  }
-  const ids = [parent.traceId, parent.parentSpanId].filter(Boolean).join("-");
-  return { sentryTrace: ids, baggage: null };
 }
 
 // Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.

@@ -13,6 +13,10 @@ import { type MonitoringOptions, startMonitoring } from "../../server/monitoring
 import { indexStaticFiles } from "../../server/http/static_files.ts";
 import { FailureLog } from "../../server/http/failure_log.ts";
 import type { ApiRoutes } from "../../server/api/router.ts";
+import type { Loaders } from "../../server/page/handler.ts";
+import { renderPages, renderPageStream } from "../../server/page/render.ts";
+import { App } from "../../client/App.tsx";
+import { fixtureRoutes } from "../fixtures/routes.tsx";
 import type { FakeIngest } from "./fake_ingest.ts";
 
 const manifest = await readManifest();
@@ -25,6 +29,7 @@ export function startMonitoredApp(
   apiRoutes: ApiRoutes = {},
   env: Record<string, string> = {},
   options: MonitoringOptions = {},
+  loaders?: Loaders,
 ) {
   const config = loadConfig({
     SENTRY_DSN: ingest.dsn("key", "7"),
@@ -38,13 +43,18 @@ export function startMonitoredApp(
   const app = createApp({
     config,
     manifest,
-    pages,
+    pages: loaders ? renderPages(fixtureRoutes, App, new Set(Object.keys(loaders))) : pages,
     staticIndex,
     release: "r1",
     monitoring,
     apiRoutes,
     logLine: () => {},
     failureLog: new FailureLog({ write: () => {} }),
+    live: loaders && {
+      loaders,
+      routes: fixtureRoutes,
+      renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
+    },
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;

@@ -151,3 +151,26 @@ Deno.test("loadConfig: PUBLIC_* variables only reach publicVariables; API_MAX_BO
   assert.equal(loadConfig({}).apiMaxBodyBytes, 1024 * 1024);
   assert.throws(() => loadConfig({ API_MAX_BODY_BYTES: "0" }), /API_MAX_BODY_BYTES: expected/);
 });
+
+Deno.test("SENTRY_TRACE_PROPAGATION_TARGETS: http(s) URL prefixes; SENTRY_ENABLE_LOGS", () => {
+  const unset = loadConfig({});
+  assert.deepEqual(unset.tracePropagationTargets, []);
+  assert.equal(unset.enableLogs, false);
+  const config = loadConfig({
+    SENTRY_TRACE_PROPAGATION_TARGETS: " https://API.example.com , http://10.0.0.5:8080/v1/,",
+    SENTRY_ENABLE_LOGS: "yes",
+  });
+  // An origin stands for all its paths: its prefix ends with "/", so no other host shares it.
+  assert.deepEqual(config.tracePropagationTargets, [
+    "https://api.example.com/",
+    "http://10.0.0.5:8080/v1/",
+  ]);
+  assert.equal(config.enableLogs, true);
+  for (const bad of ["api.example.com", "*.example.com", "ftp://example.com", "https://u:p@h/"]) {
+    assert.throws(
+      () => loadConfig({ SENTRY_TRACE_PROPAGATION_TARGETS: `https://ok.example, ${bad}` }),
+      /^ConfigError: SENTRY_TRACE_PROPAGATION_TARGETS: expected URLs like https:\/\/api/,
+    );
+  }
+  assert.throws(() => loadConfig({ SENTRY_ENABLE_LOGS: "2" }), /SENTRY_ENABLE_LOGS: expected/);
+});

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
-import { startMonitoring, withinBudget } from "../../../server/monitoring/sentry.ts";
+import { startMonitoring } from "../../../server/monitoring/sentry.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import { startMonitoredApp } from "../../support/monitored_app.ts";
 import { startServer } from "../../support/server.ts";
@@ -31,26 +31,6 @@ function transactions(ingest: ReturnType<typeof startFakeIngest>): Promise<Event
 }
 
 const GENERIC_500 = /<h1>Something went wrong<\/h1>/;
-
-Deno.test("withinBudget: a client's say in sampling is kept only while the budget lasts", () => {
-  const id = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
-  const baggage = "sentry-sample_rand=0,sentry-sample_rate=1";
-  let tokens = 2;
-  const take = () => tokens-- > 0;
-  const keep = (trace: string) => ({ sentryTrace: trace, baggage });
-  assert.deepEqual(withinBudget(`${id}-0`, baggage, take), keep(`${id}-0`), "'no' costs nothing");
-  assert.equal(tokens, 2);
-  assert.deepEqual(withinBudget(`${id}-1`, baggage, take), keep(`${id}-1`), "within the budget");
-  assert.deepEqual(withinBudget(id, baggage, take), keep(id), "baggage alone spends it too");
-  // Budget spent: neither the flag nor the baggage's sample_rand decides any more.
-  assert.deepEqual(withinBudget(` ${id}-1\t`, baggage, take), { sentryTrace: id, baggage: null });
-  assert.deepEqual(withinBudget(id, baggage, take), { sentryTrace: id, baggage: null });
-  assert.deepEqual(
-    withinBudget("garbage-1", baggage, take),
-    keep("garbage-1"),
-    "malformed: ignored",
-  );
-});
 
 Deno.test("request spans: pages are traced; the tunnel and static files are not", async () => {
   await using ingest = startFakeIngest();
@@ -164,6 +144,73 @@ Deno.test("unsampled requests still hand the browser a trace to continue, and se
       traced.map((t) => t.contexts?.trace?.trace_id),
       ["0123456789abcdef0123456789abcdef"],
     );
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a client's oversized trace context and User-Agent reach Sentry cut", async () => {
+  await using ingest = startFakeIngest();
+  const server = await startServer({
+    SENTRY_DSN: ingest.dsn("key", "7"),
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+    DEBUG_ERROR_ROUTE: "true",
+  });
+  try {
+    const traceId = (n: number) => `${n}`.repeat(32);
+    const headOf = (n: number, entries: string) => ({
+      "sentry-trace": `${traceId(n)}-0123456789abcdef-1`,
+      baggage: `sentry-trace_id=${traceId(n)},sentry-public_key=key,${entries}`,
+    });
+    // Over Sentry's own baggage limit: the trace goes on, the head's context does not.
+    const huge = await fetch(server.url, {
+      headers: headOf(1, `sentry-release=${"r".repeat(20_000)}`),
+    });
+    assert.equal(huge.status, 200);
+    await huge.body?.cancel();
+    // Under it, but every value longer than Sentry's ingest keeps.
+    const long = await fetch(server.url, {
+      headers: headOf(
+        2,
+        `sentry-release=${"r".repeat(4_000)},sentry-environment=${"e".repeat(1_000)},` +
+          `sentry-transaction=${"t".repeat(1_000)},sentry-user_id=${"u".repeat(1_000)}`,
+      ),
+    });
+    const page = await long.text();
+    const baggage = /<meta name="baggage" content="([^"]+)">/.exec(page)?.[1] ?? "";
+    assert.ok(baggage.length < 1_024, `${baggage.length} characters of baggage to the browser`);
+    const error = await fetch(new URL("/debug/error", server.url), {
+      headers: { ...headOf(3, "sentry-release=r3"), "user-agent": "U".repeat(30_000) },
+    });
+    assert.equal(error.status, 500);
+    await error.body?.cancel();
+    assert.equal((await server.stop("SIGTERM")).code, 0);
+
+    const envelopes = await ingest.envelopes();
+    const traceHeader = (n: number) =>
+      envelopes.find(([, items]) =>
+        items[0][0].type === "transaction" &&
+        (items[0][1] as Event).contexts?.trace?.trace_id === traceId(n)
+      )?.[0].trace as Record<string, string> | undefined;
+    // The oversized head's trace is continued without its context (as with no baggage at all).
+    assert.ok(traceHeader(1), "the trace with oversized baggage still continues");
+    assert.equal(traceHeader(1)?.release, undefined);
+    const cut = traceHeader(2);
+    assert.deepEqual(
+      [cut?.release, cut?.environment, cut?.transaction, cut?.user_id].map((v) => v?.length),
+      [200, 64, 200, 128],
+    );
+    for (const [header] of envelopes) {
+      const size = JSON.stringify(header).length;
+      assert.ok(size < 2_048, `an envelope header of ${size} characters`);
+    }
+    // The User-Agent, in the error event and in its request's transaction, is cut as messages are.
+    const events = [...await itemsOf(ingest, "event"), ...await transactions(ingest)]
+      .filter((e) => e.contexts?.trace?.trace_id === traceId(3));
+    assert.deepEqual(events.map((e) => e.type ?? "error").sort(), ["error", "transaction"]);
+    for (const event of events) {
+      assert.equal(event.request?.headers?.["user-agent"], "U".repeat(8 * 1024));
+    }
   } finally {
     await server.stop();
   }

@@ -1,0 +1,57 @@
+/** What the server continues of the trace a request arrives in: a client's "sampled" flag within
+ * a budget, and the head's sampling context (`baggage`) only as large as Sentry itself sends it. */
+import {
+  baggageHeaderToDynamicSamplingContext,
+  type DynamicSamplingContext,
+  dynamicSamplingContextToSentryBaggageHeader,
+  extractTraceparentData,
+  MAX_BAGGAGE_STRING_LENGTH,
+} from "@sentry/core";
+
+/** The incoming trace to continue. A client's "sampled" flag and its baggage (`sample_rand`) are
+ * kept only while the budget has a token, else dropped so the server's rate decides. A baggage
+ * over Sentry's own limit (8,192) is dropped; else only the sampling context's known keys are
+ * kept, each cut to a length Sentry's ingest accepts (release 200 characters, environment 64). */
+export function incomingTrace(
+  sentryTrace: string,
+  baggage: string | null,
+  takeToken: () => boolean,
+): { sentryTrace: string; baggage: string | null } {
+  const parent = extractTraceparentData(sentryTrace);
+  if (parent?.traceId === undefined || parent.parentSampled === false || takeToken()) {
+    return { sentryTrace, baggage: boundedBaggage(baggage) };
+  }
+  const ids = [parent.traceId, parent.parentSpanId].filter(Boolean).join("-");
+  return { sentryTrace: ids, baggage: null };
+}
+
+/** The longest value kept of each key of the sampling context: what Sentry's ingest (Relay)
+ * stores for release, environment and transaction names and user ids, ids and numbers at their
+ * own size. The context is frozen and repeated in every envelope of the trace, so a head's
+ * oversized value would cost that much again in each one. */
+const DSC_MAX_CHARS = new Map([
+  ["trace_id", 32],
+  ["public_key", 32],
+  ["replay_id", 32],
+  ["org_id", 20],
+  ["sample_rate", 32],
+  ["sample_rand", 32],
+  ["sampled", 5],
+  ["release", 200],
+  ["environment", 64],
+  ["transaction", 200],
+  ["user_id", 128],
+]);
+
+function boundedBaggage(baggage: string | null): string | null {
+  // No Sentry SDK sends more (MAX_BAGGAGE_STRING_LENGTH): a larger one is not a head's context.
+  if (baggage === null || baggage.length > MAX_BAGGAGE_STRING_LENGTH) return null;
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(baggageHeaderToDynamicSamplingContext(baggage) ?? {})) {
+    const max = DSC_MAX_CHARS.get(key);
+    // Well-formed: a cut between a surrogate pair would make the SDK's encodeURIComponent throw.
+    if (max !== undefined && value) kept[key] = value.slice(0, max).toWellFormed();
+  }
+  return dynamicSamplingContextToSentryBaggageHeader(kept as Partial<DynamicSamplingContext>) ??
+    null;
+}
