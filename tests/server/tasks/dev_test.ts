@@ -3,6 +3,7 @@
  * (the reload stream then greets open pages with a new id, so they reload); a broken build, a
  * server that cannot start and a page that throws while rendering each show one error page with
  * file:line in plain text (JSON under /api/), and the next good save recovers on the same port.
+ * A SIGTERM to deno task, or to an npx above it, leaves none of its processes behind.
  */
 import assert from "node:assert/strict";
 import { stripVTControlCharacters } from "node:util";
@@ -13,6 +14,7 @@ import {
   type RunningDev,
   startDev,
 } from "../../support/dev.ts";
+import { allExited, descendants, processes } from "../../support/processes.ts";
 
 Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", async () => {
   await using project = await copyProject();
@@ -162,6 +164,25 @@ Deno.test("deno task dev: a server that cannot start shows its error; one page's
   const status = await dev.stop();
   assert.equal(status.code, 0, dev.output());
 });
+
+for (const underShell of [false, true]) {
+  const name = underShell
+    ? "SIGTERM to a sh -c above deno task (the npx case)"
+    : "SIGTERM to deno task";
+  Deno.test(`deno task dev: ${name} leaves no runner, server or esbuild behind`, async () => {
+    await using project = await copyProject();
+    await using dev = await startDev(project.dir, { underShell });
+    const left = descendants(await processes(), dev.process.pid);
+    const expected = [/server\/tasks\/dev\.ts$/, /\bmain\.ts\b/, /\/esbuild --service/];
+    for (const pattern of underShell ? [/\btask dev$/, ...expected] : expected) {
+      assert.ok(left.some((p) => pattern.test(p.args)), `${pattern} in ${JSON.stringify(left)}`);
+    }
+    dev.process.kill("SIGTERM");
+    await allExited(left);
+    await dev.stop();
+    if (underShell) assert.match(dev.output(), /dev: the command that started it has ended/);
+  });
+}
 
 /** Save `path` as `broken`: the error page says where and what, once; restoring it recovers. */
 async function serverErrorAndRecovery(
