@@ -2,6 +2,7 @@
  * The dev error page (broken build, stopped server, page that threw): where and what. It loads the
  * dev client, so it reloads once a save fixes it. API paths get JSON.
  */
+import { stripVTControlCharacters } from "node:util";
 import { DEV_PATHS } from "../constants.ts";
 import { apiError, isApiPath } from "../api/router.ts";
 import { escapeHtml } from "../http/html.ts";
@@ -31,8 +32,11 @@ export function locate(text: string, root: string): { text: string; where?: stri
 
 /** Why a Deno process stopped: its output's last `error: ...` block, or else the output's end. */
 export function denoFailure(output: string, root: string): Failure {
-  const start = [...output.matchAll(/^error: /gm)].at(-1)?.index ?? 0;
-  const { text, where } = locate(output.slice(start), root);
+  // Deno colours its errors even into a pipe (unless NO_COLOR): the runner's terminal keeps the
+  // colours, the page and its parsing get plain text.
+  const plain = stripVTControlCharacters(output);
+  const start = [...plain.matchAll(/^error: /gm)].at(-1)?.index ?? 0;
+  const { text, where } = locate(plain.slice(start), root);
   return { title: "The server stopped", where, detail: text || "(it printed nothing)" };
 }
 

@@ -8,9 +8,10 @@ export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 /**
  * Call `stop` once: on the first stop signal, or when stdin ends if this process was started
  * with {@link STDIN_LIFELINE_FLAG}. The launcher holds the other end of that pipe and never
- * writes; the kernel closes it however the launcher ends, even by SIGKILL.
+ * writes; the kernel closes it however the launcher ends, even by SIGKILL. Returns a function
+ * that asks for the same stop (once, like the signals), for other reasons to stop.
  */
-export function onStopRequest(stop: () => void | Promise<void>): void {
+export function onStopRequest(stop: () => void | Promise<void>): () => void {
   let stopping = false;
   const once = () => {
     if (stopping) return;
@@ -21,6 +22,7 @@ export function onStopRequest(stop: () => void | Promise<void>): void {
   if (Deno.args.includes(STDIN_LIFELINE_FLAG)) {
     Deno.stdin.readable.pipeTo(new WritableStream()).catch(() => {}).finally(once);
   }
+  return once;
 }
 
 /** Wait (at most {@link DRAIN_TIMEOUT_MS}) for the requests being handled, saying so in the log. */

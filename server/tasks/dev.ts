@@ -1,6 +1,7 @@
 /**
  * `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
  * reloads the page; while broken, this process (loaded before any edit) serves the error page.
+ * It stops, with the server and esbuild, once the command that started it has ended.
  */
 import * as esbuild from "esbuild";
 import { incrementalBuild } from "../build/client_build.ts";
@@ -8,6 +9,7 @@ import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
 import { listeningUrl } from "../lifecycle/listen_address.ts";
 import { onStopRequest } from "../lifecycle/shutdown.ts";
+import { readTaskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { denoFailure, describe, errorResponse, type Failure } from "../dev/error_page.ts";
 import { liveReload } from "../dev/live_reload.ts";
 
@@ -41,6 +43,8 @@ const { address, args } = await (async () => {
   return { address: { hostname: config.host, port: config.port }, args };
 })().catch(exitOnStartupError);
 
+// Listed before esbuild and the server start, so `ps` is never a child next to them.
+const ancestors = await readTaskAncestors();
 const builder = await incrementalBuild();
 // What answers on the port: the server, or the error page in its place.
 let current: { stop(): Promise<void> } | undefined;
@@ -136,11 +140,16 @@ const schedule = () => {
 const watcher = Deno.watchFs(WATCHED);
 console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restarts, reloads");
 schedule();
-onStopRequest(async () => {
+const stop = onStopRequest(async () => {
   watcher.close();
   await stopCurrent();
   await builder.dispose();
   Deno.exit(0);
+});
+// Under npx, a SIGTERM ends npx and its `sh` but leaves `deno task`, and so this, untold.
+watchAncestors(ancestors, () => {
+  console.error("dev: the command that started it has ended; stopping");
+  stop();
 });
 let timer: ReturnType<typeof setTimeout> | undefined;
 for await (const event of watcher) {

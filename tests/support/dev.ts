@@ -79,12 +79,27 @@ export interface RunningDev extends AsyncDisposable {
   stop(): Promise<Deno.CommandStatus>;
 }
 
+/** How to start `deno task dev`. */
+export interface DevOptions {
+  /** Under a `sh -c` that outlives nothing, as npx runs it; `process` is then that shell. */
+  readonly underShell?: boolean;
+  /** Leave NO_COLOR unset, so Deno colours what it prints, as in a developer's terminal. */
+  readonly color?: boolean;
+}
+
 /** Start `deno task dev` in `dir` on 127.0.0.1, port 0, and wait until it serves. */
-export async function startDev(dir: string): Promise<RunningDev> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "dev"],
+export async function startDev(dir: string, options: DevOptions = {}): Promise<RunningDev> {
+  const task = [Deno.execPath(), "task", "dev"];
+  const child = new Deno.Command(options.underShell ? "sh" : task[0], {
+    // `; true` keeps sh from handing its process over to deno task.
+    args: options.underShell ? ["-c", `"${task[0]}" task dev; true`] : task.slice(1),
     cwd: dir,
-    env: { ...inheritedEnv(), PORT: "0", HOST: "127.0.0.1", NO_COLOR: "1" },
+    env: {
+      ...inheritedEnv(),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      ...(options.color ? {} : { NO_COLOR: "1" }),
+    },
     clearEnv: true,
     stdin: "null",
     stdout: "piped",

@@ -78,6 +78,21 @@ Deno.test("the error page's location: the project's first file:line:column, not 
   });
 });
 
+Deno.test("the error page's text: Deno's colours (it colours even into a pipe) become plain text", () => {
+  // What `deno run` prints for an uncaught error when NO_COLOR is unset.
+  const coloured = "\x1b[0m\x1b[1m\x1b[31merror\x1b[0m: Uncaught (in promise) Error: boom\n" +
+    'throw new Error("boom");\n\x1b[0m\x1b[31m      ^\x1b[0m\n' +
+    "    at \x1b[0m\x1b[2m\x1b[38;5;245mfile:///p/\x1b[0m\x1b[0m\x1b[36mclient/App.tsx\x1b[0m:" +
+    "\x1b[0m\x1b[33m10\x1b[0m:\x1b[0m\x1b[33m7\x1b[0m\n";
+  const failure = denoFailure(`Listening on http://127.0.0.1:8000/\n${coloured}`, "file:///p/");
+  assert.equal(failure.where, "client/App.tsx:10:7");
+  assert.equal(
+    failure.detail,
+    'error: Uncaught (in promise) Error: boom\nthrow new Error("boom");\n      ^\n' +
+      "    at client/App.tsx:10:7",
+  );
+});
+
 Deno.test("the error page: HTML (500, escaped, with the dev client) and JSON under /api/", async () => {
   const failure = {
     title: "Build failed (1 error)",

@@ -12,6 +12,7 @@ import {
   startTaskArgs,
   startTaskEnv,
 } from "../../support/server.ts";
+import { allExited, descendants, exited, onlyChild, processes } from "../../support/processes.ts";
 
 Deno.test("taskAncestors: the parent, then the task wrappers above it, never the shell or init", () => {
   const npx = [
@@ -35,37 +36,6 @@ Deno.test("taskAncestors: the parent, then the task wrappers above it, never the
   assert.deepEqual(taskAncestors(docker, 7), [7]);
   assert.deepEqual(taskAncestors(docker, 1), []);
 });
-
-interface Proc {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly state: string;
-}
-
-async function processes(): Promise<Proc[]> {
-  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,stat="] }).output();
-  return new TextDecoder().decode(stdout).trim().split("\n").map((line) => {
-    const [pid, ppid, state] = line.trim().split(/\s+/);
-    return { pid: Number(pid), ppid: Number(ppid), state };
-  });
-}
-
-/** The one child of `pid` (the launcher's server). */
-async function onlyChild(pid: number): Promise<number> {
-  const children = (await processes()).filter((p) => p.ppid === pid && !p.state.startsWith("Z"));
-  assert.equal(children.length, 1, JSON.stringify(children));
-  return children[0].pid;
-}
-
-/** Resolves once `pid` has exited (gone, or a zombie nobody reaped yet); throws after 15 s. */
-async function exited(pid: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const found = (await processes()).find((p) => p.pid === pid);
-    if (found === undefined || found.state.startsWith("Z")) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`process ${pid} is still running`);
-}
 
 Deno.test("the launcher killed outright: the server sees its stdin close and stops gracefully", async () => {
   const server = await startServer();
@@ -112,23 +82,11 @@ for (
 ) {
   Deno.test(`${name} killed: no server is left behind`, async () => {
     const { child, text, done } = await startUnderShell(script);
-    const all = await processes();
-    const below = (pid: number): number[] =>
-      all.filter((p) => p.ppid === pid).flatMap((p) => [p.pid, ...below(p.pid)]);
-    const left = below(child.pid);
+    const left = descendants(await processes(), child.pid);
     assert.ok(left.length >= 2, "the launcher and the server");
     child.kill("SIGKILL");
     await child.status;
-    try {
-      for (const pid of left) await exited(pid);
-    } finally {
-      // A failing run must not leave its processes behind either.
-      for (const pid of left) {
-        try {
-          Deno.kill(pid, "SIGKILL");
-        } catch { /* gone, as it should be */ }
-      }
-    }
+    await allExited(left);
     await done;
     assert.match(text(), /the command that started the server has ended/);
     assert.match(text(), /server: stopping/);

@@ -2,9 +2,11 @@
  * `deno task dev` end to end, in a throwaway copy of the project: a save rebuilds and restarts
  * (the reload stream then greets open pages with a new id, so they reload); a broken build, a
  * server that cannot start and a page that throws while rendering each show one error page with
- * file:line (JSON under /api/), and the next good save recovers on the same port.
+ * file:line in plain text (JSON under /api/), and the next good save recovers on the same port.
+ * A SIGTERM to deno task, or to an npx above it, leaves none of its processes behind.
  */
 import assert from "node:assert/strict";
+import { stripVTControlCharacters } from "node:util";
 import {
   copyProject,
   openEvents,
@@ -12,6 +14,7 @@ import {
   type RunningDev,
   startDev,
 } from "../../support/dev.ts";
+import { allExited, descendants, processes } from "../../support/processes.ts";
 
 Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", async () => {
   await using project = await copyProject();
@@ -95,7 +98,8 @@ Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", a
 
 Deno.test("deno task dev: a server that cannot start shows its error; one page's render error spares the others", async (t) => {
   await using project = await copyProject();
-  await using dev = await startDev(project.dir);
+  // Deno colours its error output even into a pipe: the page must show it as plain text.
+  await using dev = await startDev(project.dir, { color: true });
   const app = await project.read("client/App.tsx");
 
   await t.step("App throws while the server renders it", async () => {
@@ -161,6 +165,25 @@ Deno.test("deno task dev: a server that cannot start shows its error; one page's
   assert.equal(status.code, 0, dev.output());
 });
 
+for (const underShell of [false, true]) {
+  const name = underShell
+    ? "SIGTERM to a sh -c above deno task (the npx case)"
+    : "SIGTERM to deno task";
+  Deno.test(`deno task dev: ${name} leaves no runner, server or esbuild behind`, async () => {
+    await using project = await copyProject();
+    await using dev = await startDev(project.dir, { underShell });
+    const left = descendants(await processes(), dev.process.pid);
+    const expected = [/server\/tasks\/dev\.ts$/, /\bmain\.ts\b/, /\/esbuild --service/];
+    for (const pattern of underShell ? [/\btask dev$/, ...expected] : expected) {
+      assert.ok(left.some((p) => pattern.test(p.args)), `${pattern} in ${JSON.stringify(left)}`);
+    }
+    dev.process.kill("SIGTERM");
+    await allExited(left);
+    await dev.stop();
+    if (underShell) assert.match(dev.output(), /dev: the command that started it has ended/);
+  });
+}
+
 /** Save `path` as `broken`: the error page says where and what, once; restoring it recovers. */
 async function serverErrorAndRecovery(
   project: ProjectCopy,
@@ -177,8 +200,11 @@ async function serverErrorAndRecovery(
   for (const page of ["/", "/any/other/page?x=1"]) {
     assert.match(await expectErrorPage(new URL(page, dev.url).href, where), expected.message);
   }
+  const { error } = await (await fetch(new URL("/api/x", dev.url))).json();
+  assert.match(error, where);
+  assert.ok(!error.includes("\x1b"), error);
   // Printed once (by Deno), however often the error page is asked for.
-  const printed = dev.output().slice(from);
+  const printed = stripVTControlCharacters(dev.output().slice(from));
   assert.equal(printed.match(/^error: /gm)?.length, 1, printed);
   assert.equal(printed.match(/dev: The server stopped/g)?.length, 1, printed);
   // The next good save brings the server back, on the same port.
@@ -202,6 +228,7 @@ async function expectErrorPage(url: string, where: RegExp): Promise<string> {
   const html = await response.text();
   assert.equal(response.status, 500, html);
   assert.match(html, where);
+  assert.ok(!html.includes("\x1b"), `no terminal escape sequences: ${JSON.stringify(html)}`);
   assert.match(html, /<script type="module" src="\/_dev\/client\.js" nonce="[^"]+">/);
   return html;
 }
