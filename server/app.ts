@@ -70,7 +70,11 @@ export function createApp(deps: AppDeps): Handler {
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
-  const apiOptions = { trustProxy: config.trustProxy, maxBodyBytes: config.apiMaxBodyBytes };
+  const apiOptions = {
+    trustProxy: config.trustProxy,
+    maxBodyBytes: config.apiMaxBodyBytes,
+    clientLimits: config.tunnelRateLimit > 0,
+  };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
     add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));

@@ -1,5 +1,9 @@
 /** API routes (routes.ts): their context (request id, address, bounded JSON body), JSON errors. */
 import { clientAddress, type ContextHandler } from "../http/request_context.ts";
+import { clientKey } from "../rate_limit.ts";
+import { ApiError, createJsonReader, type JsonBodyOptions } from "./json_body.ts";
+
+export { ApiError } from "./json_body.ts";
 
 /** Every API path starts with this; an unknown path under it gets a JSON 404, not the page. */
 export const API_PREFIX = "/api/";
@@ -12,8 +16,9 @@ export interface ApiContext {
   readonly requestId: string;
   /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
   readonly clientAddress: string;
-  /** The body as JSON, up to the size limit; a client's mistake is answered, never a 500: 415
-   * unless declared `application/json` (or `…+json`), 413 over the limit, 400 empty/malformed. */
+  /** The body as JSON, within limits; a client's mistake is answered, never a 500: 415 unless
+   * declared `application/json` (or `…+json`), 413 over the size limit, 400 empty, malformed or
+   * nested deeper than 64, 408 not received in time, 503 when too many bodies are in flight. */
   json<T = unknown>(): Promise<T>;
 }
 
@@ -24,19 +29,9 @@ export type ApiHandler = (req: Request, ctx: ApiContext) => Response | Promise<R
 export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, ApiHandler>>>>>;
 
 /** What the API's context needs from the server's configuration. */
-export interface ApiOptions {
+export interface ApiOptions extends JsonBodyOptions {
   /** Take the client address from X-Forwarded-For (its last entry, the proxy's). */
   readonly trustProxy: boolean;
-  /** Largest JSON body `ctx.json()` reads (API_MAX_BODY_BYTES). */
-  readonly maxBodyBytes: number;
-}
-
-/** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
-export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-    this.name = "ApiError";
-  }
 }
 
 /** Check the API routes and list them as `[path, handlers by method]`, GET also answering HEAD;
@@ -45,13 +40,15 @@ export function apiRouteEntries(
   routes: ApiRoutes,
   options: ApiOptions,
 ): [path: string, methods: Record<string, ContextHandler>][] {
+  // One budget of bodies in flight for all routes.
+  const readJson = createJsonReader(options);
   return Object.entries(routes).map(([path, methods]) => {
     if (!path.startsWith(API_PREFIX) || /[?#\s]/.test(path)) {
       throw new Error(`API path ${JSON.stringify(path)}: must start with ${API_PREFIX}`);
     }
     const handlers: Record<string, ContextHandler> = {};
     for (const [method, handler] of Object.entries(methods)) {
-      if (handler !== undefined) handlers[method] = withContext(handler, options);
+      if (handler !== undefined) handlers[method] = withContext(handler, options, readJson);
     }
     // Deno sends a HEAD answer without its body.
     if (handlers.GET !== undefined) handlers.HEAD ??= handlers.GET;
@@ -60,12 +57,17 @@ export function apiRouteEntries(
   });
 }
 
-function withContext(handler: ApiHandler, options: ApiOptions): ContextHandler {
+function withContext(
+  handler: ApiHandler,
+  options: ApiOptions,
+  readJson: ReturnType<typeof createJsonReader>,
+): ContextHandler {
   return (req, info, ctx) => {
+    const address = clientAddress(req, info, options.trustProxy);
     const api: ApiContext = {
       requestId: ctx.requestId,
-      clientAddress: clientAddress(req, info, options.trustProxy),
-      json: () => readJson(req, options.maxBodyBytes),
+      clientAddress: address,
+      json: <T>() => readJson(req, clientKey(address)) as Promise<T>,
     };
     try {
       const res = handler(req, api);
@@ -78,38 +80,8 @@ function withContext(handler: ApiHandler, options: ApiOptions): ContextHandler {
 
 // An ApiError becomes its answer; anything else is the app's fault, for the app to report.
 function refusal(error: unknown): Response {
-  if (error instanceof ApiError) return apiError(error.status, error.message);
+  if (error instanceof ApiError) return apiError(error.status, error.message, error.headers);
   throw error;
-}
-
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-async function readJson<T>(req: Request, limit: number): Promise<T> {
-  if (!JSON_TYPE.test(req.headers.get("content-type") ?? "")) {
-    throw new ApiError(415, "expected a JSON body (content-type: application/json)");
-  }
-  const tooLarge = () => new ApiError(413, `body larger than ${limit} bytes`);
-  if (Number(req.headers.get("content-length") ?? 0) > limit) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req.body ?? []) {
-      size += chunk.length;
-      // Leaving the loop cancels the body: nothing past the limit is read.
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    // The client broke off its upload: its doing, not the app's.
-    throw error instanceof ApiError ? error : new ApiError(400, "request body not received");
-  }
-  if (size === 0) throw new ApiError(400, "empty body, expected JSON");
-  try {
-    // Blob.text() decodes UTF-8 and drops a leading byte order mark, as browsers send it.
-    return JSON.parse(await new Blob(chunks as BlobPart[]).text());
-  } catch {
-    throw new ApiError(400, "malformed JSON body");
-  }
 }
 
 /** Whether a request path belongs to the API (and so gets JSON errors). */

@@ -2,10 +2,8 @@
  * node:zlib, whose `chunkSize` steps stop a bomb one step past the cap: Deno 2.9's
  * DecompressionStream hands out a write's whole output at once and refuses multi-member gzip. */
 import { type Dsn, parseDsn } from "../dsn.ts";
+import { ByteBuffer, type Bytes } from "../http/request_body.ts";
 import { type Encoding, HEADER_MISSING, NOT_DECODABLE, type Rejection } from "./policy.ts";
-
-/** Body bytes as the Fetch API hands them out. */
-export type Bytes = Uint8Array<ArrayBuffer>;
 
 /** The longest header line looked for: real ones are a few hundred bytes (dsn, sdk, trace). */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -116,34 +114,5 @@ class LineCollector {
     if (this.#line.length + piece.byteLength > MAX_HEADER_BYTES) return HEADER_MISSING;
     this.#line.append(piece);
     return end < 0 ? undefined : this.#line.bytes();
-  }
-}
-
-/** Bytes in one buffer that doubles as it fills: each Deno chunk is a view on its own 64 KiB
- * buffer, so a body sent in 1-byte chunks must not keep its chunks. */
-export class ByteBuffer {
-  #buffer: Bytes = new Uint8Array(0);
-  length = 0;
-
-  /** Append a copy of `chunk` (a first chunk that fills its own buffer is kept as is). */
-  append(chunk: Uint8Array): void {
-    if (this.length === 0 && chunk.byteLength === chunk.buffer.byteLength) {
-      this.#buffer = chunk as Bytes;
-      this.length = chunk.byteLength;
-      return;
-    }
-    const needed = this.length + chunk.byteLength;
-    if (needed > this.#buffer.byteLength) {
-      const grown = new Uint8Array(Math.max(needed, 2 * this.length));
-      grown.set(this.bytes());
-      this.#buffer = grown;
-    }
-    this.#buffer.set(chunk, this.length);
-    this.length = needed;
-  }
-
-  /** The bytes held, as a view (valid until the next append). */
-  bytes(): Bytes {
-    return this.#buffer.subarray(0, this.length);
   }
 }

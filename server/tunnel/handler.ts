@@ -2,19 +2,19 @@
  * names a configured DSN; it goes only to that DSN's URL, no redirect followed. Client and ingest
  * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
-import { type Bytes, parseEnvelopeHeader, readHead } from "./envelope.ts";
+import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
+import { createBodySlots } from "../http/body_slots.ts";
 import {
-  createStreamSlots,
-  isSmallBody,
+  type Bytes,
+  contentLength,
+  FRAGMENTED_REASON,
   RequestBody,
-  SMALL_BODY_BYTES,
   type StopCause,
-} from "./body.ts";
+} from "../http/request_body.ts";
 import {
   contentEncoding,
-  contentLength,
   type Encoding,
   HEADER_MISSING,
   precheck,
@@ -69,6 +69,10 @@ export type TunnelHandler = (
 /** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads. */
 export const DEFAULT_LARGE_BODIES = 8;
 
+/** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length;
+ * larger or chunked ones stream. */
+export const SMALL_BODY_BYTES = 64 * 1024;
+
 // The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
 const MAX_ANSWER_BYTES = 64 * 1024;
 const TEXT = "text/plain; charset=utf-8";
@@ -81,7 +85,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
   // With per-client limits on, one client holds at most half the slots.
   const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
-  const takeSlot = createStreamSlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
+  const takeSlot = createBodySlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */
@@ -136,10 +140,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       req.body?.cancel().catch(() => {}); // refused unread, however large
       return refuse(early ?? HEADER_MISSING, declared ?? 0);
     }
-    const body = new RequestBody(req, declared, maxBodyBytes);
+    const body = new RequestBody(req, declared, maxBodyBytes, SMALL_BODY_BYTES);
     // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
     const deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
-    const slot = isSmallBody(declared) ? undefined : takeSlot(client);
+    const slot = body.whole ? undefined : takeSlot(client);
     try {
       // Waiting for a slot counts against the deadline: a 408 if none comes.
       if (slot !== undefined) await body.until(slot.ready);
@@ -162,6 +166,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   /** The answer to a transfer the tunnel cut short. */
   function stopped(cause: StopCause, allRead: boolean): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
+    if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
     if (cause !== "timeout") {
       // Nobody reads this answer; the status labels the log line.
       return { status: 400, reason: "client closed the connection before the body was complete" };

@@ -37,15 +37,6 @@ export function contentEncoding(value: string | null): Encoding | null | "unsupp
   return ENCODINGS.get(name) ?? "unsupported";
 }
 
-/** A Content-Length of at most 15 digits, else null; a repeated field (`42, 42`, as Deno joins
- * it) is that number if all agree numerically, as Deno frames the body (RFC 9110 8.6). */
-export function contentLength(headers: Headers): number | null {
-  const value = headers.get("content-length");
-  if (value === null || !/^\d{1,15}(?:[ \t]*,[ \t]*\d{1,15})*$/.test(value)) return null;
-  const [first, ...rest] = value.split(",").map(Number);
-  return rest.every((length) => length === first) ? first : null;
-}
-
 /** Refusals decided from the headers alone; only POST reaches the tunnel (the router's job). */
 export function precheck(
   limits: { readonly enabled: boolean; readonly maxBodyBytes: number },

@@ -105,7 +105,7 @@ Deno.test("a wrong method on an API path is a JSON 405 with Allow", async () => 
 
 Deno.test("apiRouteEntries: a path outside /api/ or with a query throws; GET brings HEAD", () => {
   const GET = () => new Response();
-  const options = { trustProxy: false, maxBodyBytes: 10 };
+  const options = { trustProxy: false, maxBodyBytes: 10, clientLimits: false };
   for (const path of ["/hello", "api/hello", "/api/a?b", "/apix"]) {
     assert.throws(() => apiRouteEntries({ [path]: { GET } }, options), /must start with \/api\//);
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createStreamSlots } from "../../../server/tunnel/body.ts";
+import { createBodySlots } from "../../../server/http/body_slots.ts";
 
 /** Whether `promise` has settled by the time queued reactions have run. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -11,7 +11,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 Deno.test("slots: takers past the limit wait, in order, and get a slot as one is released", async () => {
-  const take = createStreamSlots(2);
+  const take = createBodySlots(2);
   const [a, b, c, d] = [take(), take(), take(), take()];
   assert.ok(await settled(a.ready) && await settled(b.ready));
   assert.ok(!await settled(c.ready) && !await settled(d.ready));
@@ -23,7 +23,7 @@ Deno.test("slots: takers past the limit wait, in order, and get a slot as one is
 });
 
 Deno.test("slots: a taker that leaves the line takes no slot; a second release does nothing", async () => {
-  const take = createStreamSlots(1);
+  const take = createBodySlots(1);
   const holder = take();
   const gone = take();
   const next = take();
@@ -40,7 +40,7 @@ Deno.test("slots: a taker that leaves the line takes no slot; a second release d
 });
 
 Deno.test("slots: a client past its share waits in its own line; others still get free slots", async () => {
-  const take = createStreamSlots(3, 1);
+  const take = createBodySlots(3, 1);
   const [a1, a2, a3] = [take("a"), take("a"), take("a")];
   const b = take("b");
   assert.ok(await settled(a1.ready) && await settled(b.ready));
@@ -66,7 +66,7 @@ Deno.test("slots: a client past its share waits in its own line; others still ge
 });
 
 Deno.test("slots: clients that always keep an upload waiting cannot starve a third", async () => {
-  const take = createStreamSlots(2, 1);
+  const take = createBodySlots(2, 1);
   // a and b hold a slot each with two more waiting; c comes last.
   const lines = { a: [take("a"), take("a"), take("a")], b: [take("b"), take("b"), take("b")] };
   const c = take("c");
@@ -82,7 +82,7 @@ Deno.test("slots: clients that always keep an upload waiting cannot starve a thi
 Deno.test("slots: property: within the limit and each share, no slot idle while a client may take it, none lost", async () => {
   type Taker = {
     key: string;
-    slot: ReturnType<ReturnType<typeof createStreamSlots>>;
+    slot: ReturnType<ReturnType<typeof createBodySlots>>;
     granted: boolean;
     done: boolean;
   };
@@ -101,7 +101,7 @@ Deno.test("slots: property: within the limit and each share, no slot idle while 
       fc.array(step, { maxLength: 60 }),
       async (limit, share, steps) => {
         const perClient = Math.min(share, limit);
-        const take = createStreamSlots(limit, perClient);
+        const take = createBodySlots(limit, perClient);
         const takers: Taker[] = [];
         const check = () => {
           const held = new Map<string, number>();
