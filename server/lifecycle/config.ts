@@ -81,6 +81,11 @@ const VARIABLES = {
   SENTRY_ENVIRONMENT: (raw: string) => raw,
   SENTRY_RELEASE: (raw: string) => raw,
   SENTRY_TRACES_SAMPLE_RATE: rate,
+  SENTRY_ENABLE_LOGS: boolean,
+  SENTRY_REPLAYS_SESSION_SAMPLE_RATE: rate,
+  SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE: rate,
+  SENTRY_PROFILES_SAMPLE_RATE: rate,
+  SENTRY_FEEDBACK: boolean,
   TUNNEL_ALLOWED_DSNS: (raw: string) =>
     raw.split(",").map((s) => s.trim()).filter(Boolean).map(dsn),
   TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
@@ -145,6 +150,12 @@ export function loadConfig(env: Env) {
     sentryRelease: read("SENTRY_RELEASE"),
     // In development every request and page load is traced, so the inbox shows them all.
     tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ?? (devMode ? 1 : 0.1),
+    enableLogs: read("SENTRY_ENABLE_LOGS") ?? false,
+    // Browser only: Session Replay, profiling (with `Document-Policy: js-profiling`), Feedback.
+    replaysSessionSampleRate: read("SENTRY_REPLAYS_SESSION_SAMPLE_RATE") ?? 0,
+    replaysOnErrorSampleRate: read("SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE") ?? 0,
+    profilesSampleRate: read("SENTRY_PROFILES_SAMPLE_RATE") ?? 0,
+    feedback: read("SENTRY_FEEDBACK") ?? false,
     /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
     tunnelAllowedDsns: [
       ...sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!],
