@@ -18,6 +18,11 @@ const FEATURE_MODULE = /^client\/sentry_features\/(\w+)\.ts$/;
 // imports it would put them all in monitoring's chunk. So the barrel loses these lines, and each
 // `client/sentry_features/<name>.ts` gets, as its `@sentry/react`, the barrel plus its own lines.
 const BARREL = /\/@sentry\/browser\/build\/npm\/esm\/\w+\/index\.js$/;
+// Core's client imports logs/internal.js (for its flush), which would put the whole logger in the
+// SDK's chunk: the logs chunk gets copies of it and of the logger's API instead. They keep no state
+// of their own (the buffer is a global singleton), so the copies and the original act as one.
+const LOGGER = "logs/public-api.js";
+const LOGS_COPY = "sentry-logs:";
 const FEATURE_SOURCES = new Map([
   ["replay", /^@sentry\/replay(-canvas)?$/],
   ["feedback", /^(@sentry\/feedback|\.\/feedback\w*\.js)$/],
@@ -78,13 +83,34 @@ export function sentryChunks(root: string): esbuild.Plugin {
       });
       build.onLoad({ filter: /.*/, namespace: "sentry-feature" }, async ({ path: feature }) => {
         const path = await findBarrel();
-        // monitoring.ts has run by then; importing it keeps its code in the SDK's chunk rather
-        // than one more chunk of its own.
+        const core = dirname((await resolve("@sentry/core/browser", dirname(path))).path);
         const contents = [
+          // monitoring.ts has run by then; importing it keeps its code in the SDK's chunk rather
+          // than in one more chunk of its own.
           `import ${JSON.stringify(`${root}/${MONITORING}`)};`,
           `export * from ${JSON.stringify(path)};`,
           barrelLines(await Deno.readTextFile(path), feature),
+          ...feature === "logs" ? [`export * as logger from "${LOGS_COPY}${core}/${LOGGER}";`] : [],
         ].join("\n");
+        return { contents, resolveDir: dirname(path), loader: "js" };
+      });
+      build.onResolve({ filter: new RegExp(`^${LOGS_COPY}`) }, ({ path }) => ({
+        path: path.slice(LOGS_COPY.length),
+        namespace: "sentry-logs",
+      }));
+      build.onResolve(
+        { filter: /^\.\/internal\.js$/, namespace: "sentry-logs" },
+        ({ importer }) => ({
+          path: `${dirname(importer)}/internal.js`,
+          namespace: "sentry-logs",
+        }),
+      );
+      build.onLoad({ filter: /.*/, namespace: "sentry-logs" }, async ({ path }) => {
+        const contents = await Deno.readTextFile(path);
+        // Two copies of a module with state of its own would each keep theirs.
+        if (/^(let|var) /m.test(contents)) {
+          return { errors: [{ text: `${path} keeps state: the logs chunk cannot copy it` }] };
+        }
         return { contents, resolveDir: dirname(path), loader: "js" };
       });
     },
