@@ -151,3 +151,39 @@ Deno.test("loadConfig: PUBLIC_* variables only reach publicVariables; API_MAX_BO
   assert.equal(loadConfig({}).apiMaxBodyBytes, 1024 * 1024);
   assert.throws(() => loadConfig({ API_MAX_BODY_BYTES: "0" }), /API_MAX_BODY_BYTES: expected/);
 });
+
+Deno.test("loadConfig: Sentry's browser products are off unless their variables say otherwise", () => {
+  const off = loadConfig({});
+  assert.deepEqual(
+    [off.enableLogs, off.replaysSessionSampleRate, off.replaysOnErrorSampleRate],
+    [false, 0, 0],
+  );
+  assert.deepEqual([off.profilesSampleRate, off.feedback], [0, false]);
+  const on = loadConfig({
+    SENTRY_ENABLE_LOGS: "true",
+    SENTRY_REPLAYS_SESSION_SAMPLE_RATE: "0.1",
+    SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE: "1",
+    SENTRY_PROFILES_SAMPLE_RATE: ".5",
+    SENTRY_FEEDBACK: "yes",
+  });
+  assert.deepEqual(
+    [on.enableLogs, on.replaysSessionSampleRate, on.replaysOnErrorSampleRate],
+    [true, 0.1, 1],
+  );
+  assert.deepEqual([on.profilesSampleRate, on.feedback], [0.5, true]);
+  for (
+    const [name, value, reason] of [
+      ["SENTRY_REPLAYS_SESSION_SAMPLE_RATE", "2", "a number from 0 to 1"],
+      ["SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE", "-0.5", "a number from 0 to 1"],
+      ["SENTRY_PROFILES_SAMPLE_RATE", "all", "a number from 0 to 1"],
+      ["SENTRY_ENABLE_LOGS", "verbose", "true or false"],
+      ["SENTRY_FEEDBACK", "2", "true or false"],
+    ]
+  ) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error) =>
+        error instanceof ConfigError && error.message.startsWith(`${name}: expected ${reason}`),
+    );
+  }
+});
