@@ -61,6 +61,13 @@ export function sentryChunks(root: string): esbuild.Plugin {
     setup(build) {
       const resolve = (path: string, resolveDir: string) =>
         build.resolve(path, { kind: "import-statement", resolveDir });
+      // The build may read only the project (`--allow-read=.`), whose node_modules can be a link
+      // (a test's copy of the project): a package's file is read through it.
+      const read = (path: string) => {
+        const inModules = path.indexOf("/node_modules/");
+        const inside = path.startsWith(`${root}/`) || inModules < 0;
+        return Deno.readTextFile(inside ? path : `${root}${path.slice(inModules)}`);
+      };
       // @sentry/browser is @sentry/react's dependency, not the app's: found through it.
       let barrel: Promise<string> | undefined;
       const findBarrel = () =>
@@ -74,7 +81,7 @@ export function sentryChunks(root: string): esbuild.Plugin {
         return { path, errors };
       });
       build.onLoad({ filter: BARREL }, async ({ path }) => ({
-        contents: barrelLines(await Deno.readTextFile(path)),
+        contents: barrelLines(await read(path)),
         loader: "js",
       }));
       build.onResolve({ filter: /^@sentry\/react$/ }, ({ importer }) => {
@@ -89,7 +96,7 @@ export function sentryChunks(root: string): esbuild.Plugin {
           // than in one more chunk of its own.
           `import ${JSON.stringify(`${root}/${MONITORING}`)};`,
           `export * from ${JSON.stringify(path)};`,
-          barrelLines(await Deno.readTextFile(path), feature),
+          barrelLines(await read(path), feature),
           ...feature === "logs" ? [`export * as logger from "${LOGS_COPY}${core}/${LOGGER}";`] : [],
         ].join("\n");
         return { contents, resolveDir: dirname(path), loader: "js" };
@@ -106,7 +113,7 @@ export function sentryChunks(root: string): esbuild.Plugin {
         }),
       );
       build.onLoad({ filter: /.*/, namespace: "sentry-logs" }, async ({ path }) => {
-        const contents = await Deno.readTextFile(path);
+        const contents = await read(path);
         // Two copies of a module with state of its own would each keep theirs.
         if (/^(let|var) /m.test(contents)) {
           return { errors: [{ text: `${path} keeps state: the logs chunk cannot copy it` }] };
