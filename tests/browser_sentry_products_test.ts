@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type { Envelope, Event, ReplayEvent } from "@sentry/core";
 import { securityReports } from "./support/browser_ingest.ts";
 import { waitForHydration } from "./support/browser_page.ts";
-import { ENVIRONMENT, startBrowserSuite, type Tab, WAIT_MS } from "./support/browser_suite.ts";
+import { ENVIRONMENT, startBrowserSuite, type Tab } from "./support/browser_suite.ts";
 import { copyProject } from "./support/dev.ts";
 import type { FakeIngest } from "./support/fake_ingest.ts";
 import { measurePayload } from "./support/payload.ts";
