@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { copyProject } from "./support/dev.ts";
-import { inheritedEnv, startServer } from "./support/server.ts";
+import { startServer } from "./support/server.ts";
 
 /** A local HTTP service on 127.0.0.1 that counts the requests it gets. */
 function startService(answer: string) {
@@ -52,14 +52,7 @@ export const apiRoutes: ApiRoutes = {
 };
 `,
     );
-    const build = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "build"],
-      cwd: project.dir,
-      env: { ...inheritedEnv(), NO_COLOR: "1" },
-      clearEnv: true,
-      stdin: "null",
-    }).output();
-    assert.equal(build.code, 0, new TextDecoder().decode(build.stderr));
+    await project.build();
 
     const server = await startServer(
       { ACC_GRANTED: "granted value", ACC_X: "never read" },

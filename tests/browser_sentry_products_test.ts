@@ -14,7 +14,7 @@ import { ENVIRONMENT, startBrowserSuite, type Tab } from "./support/browser_suit
 import { copyProject } from "./support/dev.ts";
 import type { FakeIngest } from "./support/fake_ingest.ts";
 import { measurePayload } from "./support/payload.ts";
-import { inheritedEnv, type RunningServer, startServer } from "./support/server.ts";
+import { type RunningServer, startServer } from "./support/server.ts";
 
 const { fixture, options, openTab, waitForItem, waitForError } = await startBrowserSuite();
 
@@ -39,14 +39,7 @@ async function startProducts(ingest: FakeIngest) {
   const servers: RunningServer[] = [];
   try {
     await project.write("client/pages/home.tsx", HOME_PAGE);
-    const build = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "build"],
-      cwd: project.dir,
-      env: { ...inheritedEnv(), NO_COLOR: "1" },
-      clearEnv: true,
-      stdin: "null",
-    }).output();
-    assert.equal(build.code, 0, new TextDecoder().decode(build.stderr));
+    await project.build();
     const env = (products: Record<string, string>) => ({
       SENTRY_DSN: ingest.dsn("public", "1"),
       SENTRY_ENVIRONMENT: ENVIRONMENT,

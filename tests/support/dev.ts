@@ -20,6 +20,8 @@ export interface ProjectCopy extends AsyncDisposable {
   /** Write a file (path relative to the copy). */
   write(path: string, text: string): Promise<void>;
   read(path: string): Promise<string>;
+  /** Run `deno task build` in the copy; throws with its output when it fails. */
+  build(): Promise<void>;
 }
 
 /** Copy the project into a temporary folder, with node_modules linked rather than copied. */
@@ -37,6 +39,17 @@ export async function copyProject(): Promise<ProjectCopy> {
     dir,
     write: (path, text) => Deno.writeTextFile(`${dir}/${path}`, text),
     read: (path) => Deno.readTextFile(`${dir}/${path}`),
+    async build() {
+      const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: ["task", "build"],
+        cwd: dir,
+        env: { ...inheritedEnv(), NO_COLOR: "1" },
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      const output = new TextDecoder().decode(new Uint8Array([...stdout, ...stderr]));
+      if (code !== 0) throw new Error(`deno task build failed in ${dir}:\n${output}`);
+    },
     [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
   };
 }
