@@ -151,7 +151,6 @@ export function loadConfig(env: Env) {
     // In development every request and page load is traced, so the inbox shows them all.
     tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ?? (devMode ? 1 : 0.1),
     enableLogs: read("SENTRY_ENABLE_LOGS") ?? false,
-    // Browser only: Session Replay, profiling (with `Document-Policy: js-profiling`), Feedback.
     replaysSessionSampleRate: read("SENTRY_REPLAYS_SESSION_SAMPLE_RATE") ?? 0,
     replaysOnErrorSampleRate: read("SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE") ?? 0,
     profilesSampleRate: read("SENTRY_PROFILES_SAMPLE_RATE") ?? 0,
