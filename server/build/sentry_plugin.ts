@@ -38,13 +38,17 @@ function barrelLines(source: string, feature?: string): string {
   return source.split("\n").filter((line) => featureOf(line) === feature).join("\n");
 }
 
+// A path relative to the project, or "" outside it.
+const inProject = (root: string, path: string) =>
+  path.startsWith(`${root}/`) ? path.slice(root.length + 1) : "";
+
 /** Fail the build when app code imports `@sentry/*` itself instead of `client/sentry.ts`. */
 export function sentryImportCheck(root: string): esbuild.Plugin {
   return {
     name: "sentry-import-check",
     setup(build) {
       build.onResolve({ filter: /^@sentry\// }, ({ importer, path }) => {
-        const from = importer.startsWith(`${root}/`) ? importer.slice(root.length + 1) : "";
+        const from = inProject(root, importer);
         if (!from.startsWith("client/") || SDK_IMPORTERS.test(from)) return undefined;
         const text = `${from} imports ${path}: import client/sentry.ts instead, which loads ` +
           `the SDK after hydration (importing it puts all of it before)`;
@@ -65,7 +69,7 @@ export function sentryChunks(root: string): esbuild.Plugin {
       // (a test's copy of the project): a package's file is read through it.
       const read = (path: string) => {
         const inModules = path.indexOf("/node_modules/");
-        const inside = path.startsWith(`${root}/`) || inModules < 0;
+        const inside = inProject(root, path) !== "" || inModules < 0;
         return Deno.readTextFile(inside ? path : `${root}${path.slice(inModules)}`);
       };
       // @sentry/browser is @sentry/react's dependency, not the app's: found through it.
@@ -85,7 +89,7 @@ export function sentryChunks(root: string): esbuild.Plugin {
         loader: "js",
       }));
       build.onResolve({ filter: /^@sentry\/react$/ }, ({ importer }) => {
-        const feature = FEATURE_MODULE.exec(importer.slice(root.length + 1))?.[1];
+        const feature = FEATURE_MODULE.exec(inProject(root, importer))?.[1];
         return feature ? { path: feature, namespace: "sentry-feature" } : undefined;
       });
       build.onLoad({ filter: /.*/, namespace: "sentry-feature" }, async ({ path: feature }) => {
