@@ -1,12 +1,21 @@
 /** The settings the server serializes into the page, so one build runs in every environment. */
 
-/** Browser monitoring settings; absent when the server has no DSN. */
+/** Browser monitoring settings, named as `Sentry.init`'s options; absent when the server has no
+ * DSN. */
 export interface SentryClientConfig {
   readonly dsn: string;
   readonly environment: string;
   readonly release: string;
   readonly tracesSampleRate: number;
   readonly tunnel: string;
+  // Sentry's optional features, each present only while its setting is on (see the README).
+  readonly replaysSessionSampleRate?: number;
+  readonly replaysOnErrorSampleRate?: number;
+  /** Replay's compression worker: a same-origin build file, so the CSP needs no `blob:`. */
+  readonly replayWorker?: string;
+  readonly profilesSampleRate?: number;
+  readonly enableLogs?: boolean;
+  readonly feedback?: boolean;
 }
 
 /** Everything the browser is told at start-up. */

@@ -1,9 +1,12 @@
 /** Browser monitoring with `@sentry/react`, its own chunk so that hydration waits for less. */
 import {
+  addBreadcrumb,
   browserTracingIntegration,
   captureException,
   captureMessage,
   init,
+  setContext,
+  setTag,
   setUser,
   startInactiveSpan,
   startSpan,
@@ -13,17 +16,20 @@ import { linkComponentStack } from "./component_stack.ts";
 import type { SentryClientConfig } from "./config.ts";
 import type { ErrorBuffer } from "./error_buffer.ts";
 import { attachSdk } from "./sentry.ts";
+import { feedbackOptions, replayOptions, sentryOptions } from "./sentry_options.ts";
 
 /** Start the SDK, then send whatever the buffer caught while this chunk was loading. */
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {
+  // The page's settings are named as Sentry's options; the app's own come first, so they lose.
+  const { replayWorker, feedback, ...options } = config;
+  const app = sentryOptions;
   init({
-    dsn: config.dsn,
-    environment: config.environment,
-    release: config.release,
-    // Same-origin, so ad blockers and `connect-src 'self'` do not drop events.
-    tunnel: config.tunnel,
-    tracesSampleRate: config.tracesSampleRate,
-    integrations: [browserTracingIntegration()],
+    ...app,
+    ...options,
+    integrations: [
+      browserTracingIntegration(),
+      ...(Array.isArray(app.integrations) ? app.integrations : []),
+    ],
   });
   // Sentry's global handlers now see new uncaught errors; ours would report them twice.
   buffer.attach((error, context) => {
@@ -43,5 +49,32 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
       captureException(error);
     });
   }, { stopListening: true });
-  attachSdk({ captureException, captureMessage, setUser, startSpan, startInactiveSpan });
+
+  // Each product is a chunk of its own, fetched only while its setting is on.
+  if (replayWorker) {
+    import("./sentry_features/replay.ts").then((m) => m.startReplay(replayOptions, replayWorker));
+  }
+  if (options.profilesSampleRate) {
+    import("./sentry_features/profiling.ts").then((m) => m.startProfiling());
+  }
+  const logs = options.enableLogs ? import("./sentry_features/logs.ts") : undefined;
+  const feedbackForm = feedback
+    ? import("./sentry_features/feedback.ts").then((m) => m.startFeedback(feedbackOptions))
+    : undefined;
+
+  attachSdk({
+    captureException,
+    captureMessage,
+    setUser,
+    setTag,
+    setContext,
+    addBreadcrumb,
+    withScope,
+    startSpan,
+    startInactiveSpan,
+    // Chained on their chunk's promise, so calls keep their order while it loads.
+    log: (level, message, attributes) =>
+      void logs?.then((m) => m.logger[level](message, attributes)),
+    openFeedbackForm: () => void feedbackForm?.then((open) => open()),
+  });
 }

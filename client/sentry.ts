@@ -1,18 +1,37 @@
 /**
- * Sentry for the app's browser code. Calls made before the SDK chunk is up (monitoring.ts) are
- * queued and replayed, spans with their real times; without a DSN they do nothing.
+ * Sentry for the app's browser code: import this, never `@sentry/react` (the build refuses it,
+ * as it would load the whole SDK before hydration). Calls made before the SDK chunk is up
+ * (monitoring.ts) are queued and replayed, spans with their real times; without a DSN they do
+ * nothing.
  *
  * @example
  * import * as Sentry from "../sentry.ts";
  * Sentry.captureMessage("checkout clicked");
+ * Sentry.logger.info("cart loaded", { items: 3 });
  * await Sentry.startSpan({ name: "load cart" }, () => fetch("/api/cart"));
  */
 import type * as SDK from "@sentry/react";
 
-type Sdk = Pick<
-  typeof SDK,
-  "captureException" | "captureMessage" | "setUser" | "startSpan" | "startInactiveSpan"
->;
+/** A log's severity, as `Sentry.logger` names them. */
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+
+type Sdk =
+  & Pick<
+    typeof SDK,
+    | "captureException"
+    | "captureMessage"
+    | "setUser"
+    | "setTag"
+    | "setContext"
+    | "addBreadcrumb"
+    | "withScope"
+    | "startSpan"
+    | "startInactiveSpan"
+  >
+  & {
+    log(level: LogLevel, message: string, attributes?: Record<string, unknown>): void;
+    openFeedbackForm(): void;
+  };
 
 // Calls waiting for the SDK, at most this many (what a broken page could pile up before load).
 const MAX_QUEUED = 100;
@@ -39,6 +58,26 @@ export function setUser(user: SDK.User | null): void {
   call((sdk) => sdk.setUser(user));
 }
 
+/** A tag on later events (searchable in Sentry). */
+export function setTag(key: string, value: Parameters<typeof SDK.setTag>[1]): void {
+  call((sdk) => sdk.setTag(key, value));
+}
+
+/** A named block of data on later events; `null` removes it. */
+export function setContext(name: string, context: Record<string, unknown> | null): void {
+  call((sdk) => sdk.setContext(name, context));
+}
+
+/** A step that later events show in their trail. */
+export function addBreadcrumb(breadcrumb: SDK.Breadcrumb): void {
+  call((sdk) => sdk.addBreadcrumb(breadcrumb));
+}
+
+/** Run `callback` with a scope of its own: what it sets stays with what it reports. */
+export function withScope(callback: (scope: SDK.Scope) => void): void {
+  call((sdk) => sdk.withScope(callback));
+}
+
 /** Time `callback` (its promise, if it returns one) as a span under the page's active span. */
 export function startSpan<T>(options: { name: string; op?: string }, callback: () => T): T {
   if (sdk) return sdk.startSpan(options, callback);
@@ -51,6 +90,25 @@ export function startSpan<T>(options: { name: string; op?: string }, callback: (
   if (result instanceof Promise) return result.finally(record) as T;
   record();
   return result;
+}
+
+type Log = (message: string, attributes?: Record<string, unknown>) => void;
+const log = (level: LogLevel, message: string, attributes?: Record<string, unknown>) =>
+  call((sdk) => sdk.log(level, message, attributes));
+
+/** Structured logs in the page's trace, sent with `SENTRY_ENABLE_LOGS` (else dropped). */
+export const logger: Readonly<Record<LogLevel, Log>> = {
+  trace: (message, attributes) => log("trace", message, attributes),
+  debug: (message, attributes) => log("debug", message, attributes),
+  info: (message, attributes) => log("info", message, attributes),
+  warn: (message, attributes) => log("warn", message, attributes),
+  error: (message, attributes) => log("error", message, attributes),
+  fatal: (message, attributes) => log("fatal", message, attributes),
+};
+
+/** Open Sentry's feedback form, with `SENTRY_FEEDBACK` (else nothing happens). */
+export function openFeedbackForm(): void {
+  call((sdk) => sdk.openFeedbackForm());
 }
 
 /** Called by monitoring.ts once the SDK is up: replay what waited, then call it directly. */

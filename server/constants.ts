@@ -9,6 +9,8 @@ export const BUILD_DIR = `${STATIC_DIR}/build`;
 /** What the build produced, for the server (dot files, so they are never served). */
 export const MANIFEST_FILE = `${BUILD_DIR}/.manifest.json`;
 export const PAGES_FILE = `${BUILD_DIR}/.pages.json`;
+/** esbuild's metafile of the client build: every output and what it imports. */
+export const METAFILE_FILE = `${BUILD_DIR}/.metafile.json`;
 /** The app's pages and shell bundled for the server (CSS left to the browser's bundle). */
 export const SERVER_BUNDLE = `${BUILD_DIR}/.server.js`;
 

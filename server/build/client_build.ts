@@ -5,11 +5,20 @@
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../http/compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
+import { REPLAY_WORKER, sentryChunks, sentryImportCheck } from "./sentry_plugin.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
-import { BUILD_DIR, MANIFEST_FILE, PAGES_FILE, SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
+import {
+  BUILD_DIR,
+  MANIFEST_FILE,
+  METAFILE_FILE,
+  PAGES_FILE,
+  SERVER_BUNDLE,
+  STATIC_DIR,
+} from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
 
 const ENTRY_POINT = "client/main.tsx";
+const REPLAY_WORKER_OUT = "replay-worker";
 
 /**
  * esbuild options for the browser's bundle and the server's copy of the pages (routes and `App`
@@ -17,6 +26,7 @@ const ENTRY_POINT = "client/main.tsx";
  */
 function esbuildOptions(mode: "production" | "development"): esbuild.BuildOptions[] {
   const production = mode === "production";
+  const importCheck = sentryImportCheck(Deno.cwd());
   const common = {
     bundle: true,
     format: "esm",
@@ -25,7 +35,7 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
   } as const;
   const client: esbuild.BuildOptions = {
     ...common,
-    entryPoints: [ENTRY_POINT],
+    entryPoints: [ENTRY_POINT, { in: REPLAY_WORKER, out: REPLAY_WORKER_OUT }],
     outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
@@ -36,8 +46,13 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
     assetNames: "assets/[name]-[hash]",
     metafile: true,
     legalComments: "linked",
-    // Sentry's tree-shaking flag: no debug logging in production bundles.
-    define: { ...common.define, __SENTRY_DEBUG__: String(!production) },
+    // Sentry's tree-shaking flags: no debug logging in production, no inlined Replay worker.
+    define: {
+      ...common.define,
+      __SENTRY_DEBUG__: String(!production),
+      __SENTRY_EXCLUDE_REPLAY_WORKER__: "true",
+    },
+    plugins: [importCheck, sentryChunks(Deno.cwd())],
   };
   const server: esbuild.BuildOptions = {
     ...common,
@@ -53,6 +68,7 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
     packages: "external",
     loader: { ".css": "empty" },
     sourcemap: "inline",
+    plugins: [importCheck],
   };
   return [client, server];
 }
@@ -138,6 +154,8 @@ async function finishBuild(
     }
   }
   await Deno.writeTextFile(MANIFEST_FILE, JSON.stringify(manifest, null, 2) + "\n");
+  // For bundle analysis and the payload budgets: which chunk each import leads to.
+  await Deno.writeTextFile(METAFILE_FILE, JSON.stringify(metafile));
   return manifest;
 }
 
@@ -147,8 +165,10 @@ export function manifestFromMetafile(
   buildId: string,
   inputHash: string,
 ): Manifest {
-  const [entry, output] = Object.entries(metafile.outputs).find(([, out]) =>
-    out.entryPoint === ENTRY_POINT
+  const outputs = Object.entries(metafile.outputs);
+  const [entry, output] = outputs.find(([, out]) => out.entryPoint === ENTRY_POINT)!;
+  const [worker] = outputs.find(([path, out]) =>
+    path.startsWith(`${BUILD_DIR}/${REPLAY_WORKER_OUT}-`) && out.entryPoint !== undefined
   )!;
   // Every chunk reachable by static imports: preloading saves a round trip per nesting level.
   const preload = new Set<string>();
@@ -167,6 +187,7 @@ export function manifestFromMetafile(
     script: toUrl(entry),
     preload: [...preload].map(toUrl),
     styles: output.cssBundle ? [toUrl(output.cssBundle)] : [],
+    replayWorker: toUrl(worker),
   };
 }
 

@@ -12,6 +12,8 @@ export interface Manifest {
   /** Chunks the entry imports statically: preloaded so they download in parallel. */
   readonly preload: readonly string[];
   readonly styles: readonly string[];
+  /** Session Replay's compression worker, loaded only while replays are on. */
+  readonly replayWorker: string;
 }
 
 /** The text of a file the build writes; a missing one is an error that says to run the build. */

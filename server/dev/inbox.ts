@@ -11,11 +11,11 @@ import {
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { escapeHtml } from "../http/html.ts";
 
-/** One error or transaction, as the inbox page lists it. */
+/** One thing an SDK reported, as the inbox page lists it. */
 export interface InboxEntry {
   readonly source: "browser" | "server";
-  readonly kind: "error" | "transaction";
-  /** `TypeError: x is undefined`, a message, or the transaction's name and duration. */
+  readonly kind: "error" | "transaction" | "replay" | "feedback" | "profile" | "log";
+  /** `TypeError: x is undefined`, a message, a transaction's name and duration, a log line... */
   readonly title: string;
   /** Errors: one `at function (file:line:column)` line per frame, innermost first. */
   readonly stack?: string;
@@ -27,14 +27,59 @@ export class DevInbox {
   readonly entries: InboxEntry[] = [];
   constructor(readonly limit = 200) {}
 
-  /** Add the errors and transactions of one uncompressed envelope; throws if it is none. */
+  /** Add what one uncompressed envelope holds (but sessions, recordings...); throws if it is
+   * no envelope. */
   add(bytes: Uint8Array, source: InboxEntry["source"]): void {
     for (const [{ type }, payload] of parseEnvelope(bytes)[1]) {
-      if ((type !== "event" && type !== "transaction") || typeof payload !== "object") continue;
-      this.entries.push(toEntry(payload as Event, type, source));
-      if (this.entries.length > this.limit) this.entries.shift();
+      if (typeof payload !== "object" || payload === null || payload instanceof Uint8Array) {
+        continue;
+      }
+      for (const entry of toEntries(String(type), payload as Item, source)) {
+        this.entries.push(entry);
+        if (this.entries.length > this.limit) this.entries.shift();
+      }
     }
   }
+}
+
+// The fields of the other item types the inbox shows (replay_event, profile, log).
+type Item = Event & {
+  replay_id?: string;
+  replay_type?: string;
+  segment_id?: number;
+  trace_ids?: string[];
+  transactions?: { name?: string; trace_id?: string }[];
+  profile?: { samples?: unknown[] };
+  items?: { level?: string; body?: string; trace_id?: string }[];
+};
+
+function toEntries(type: string, item: Item, source: InboxEntry["source"]): InboxEntry[] {
+  switch (type) {
+    case "event":
+    case "transaction":
+      return [toEntry(item, type, source)];
+    case "replay_event": {
+      const title = `${item.replay_type} replay ${item.replay_id}, segment ${item.segment_id}`;
+      return [{ source, kind: "replay", title, traceId: item.trace_ids?.[0] }];
+    }
+    case "feedback": {
+      const title = String(item.contexts?.feedback?.message ?? "(no message)");
+      return [{ source, kind: "feedback", title, traceId: item.contexts?.trace?.trace_id }];
+    }
+    case "profile": {
+      const [transaction] = item.transactions ?? [];
+      const title = `${transaction?.name} (${item.profile?.samples?.length ?? 0} samples)`;
+      return [{ source, kind: "profile", title, traceId: transaction?.trace_id }];
+    }
+    case "log":
+      return (Array.isArray(item.items) ? item.items : []).map((log) => ({
+        source,
+        kind: "log",
+        title: `${log.level}: ${log.body}`,
+        traceId: log.trace_id,
+      }));
+  }
+  return [];
 }
 
 function toEntry(event: Event, type: string, source: InboxEntry["source"]): InboxEntry {
@@ -106,7 +151,8 @@ export function inboxPage(inbox: DevInbox): Response {
 <style>body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; } li.error { color: #a00; }
 .meta { color: #555; font-size: 12px; } pre { margin: .3rem 0; white-space: pre-wrap; }</style>
 </head><body><h1>Monitoring inbox</h1>
-<p>What the browser and server SDKs reported, newest first (the last ${inbox.limit}, in memory:
+<p>What the browser and server SDKs reported (errors, transactions, replays, feedback, profiles,
+logs), newest first (the last ${inbox.limit}, in memory:
 a restart empties it). Set <code>SENTRY_DSN</code> to send to Sentry instead.</p>
 <ol>${items.join("\n") || "<p>Nothing yet.</p>"}</ol></body></html>
 `;

@@ -92,6 +92,10 @@ const VARIABLES = {
   SENTRY_RELEASE: (raw: string) => raw,
   SENTRY_TRACES_SAMPLE_RATE: rate,
   SENTRY_ENABLE_LOGS: boolean,
+  SENTRY_REPLAYS_SESSION_SAMPLE_RATE: rate,
+  SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE: rate,
+  SENTRY_PROFILES_SAMPLE_RATE: rate,
+  SENTRY_FEEDBACK: boolean,
   SENTRY_TRACE_PROPAGATION_TARGETS: list(urlPrefix),
   TUNNEL_ALLOWED_DSNS: list(dsn),
   TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
@@ -157,6 +161,10 @@ export function loadConfig(env: Env) {
     // In development every request and page load is traced, so the inbox shows them all.
     tracesSampleRate: read("SENTRY_TRACES_SAMPLE_RATE") ?? (devMode ? 1 : 0.1),
     enableLogs: read("SENTRY_ENABLE_LOGS") ?? false,
+    replaysSessionSampleRate: read("SENTRY_REPLAYS_SESSION_SAMPLE_RATE") ?? 0,
+    replaysOnErrorSampleRate: read("SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE") ?? 0,
+    profilesSampleRate: read("SENTRY_PROFILES_SAMPLE_RATE") ?? 0,
+    feedback: read("SENTRY_FEEDBACK") ?? false,
     /** URL prefixes the server's outgoing requests carry trace headers to (and its own origin). */
     tracePropagationTargets: read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [],
     /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */

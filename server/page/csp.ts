@@ -1,5 +1,6 @@
 /** CSP for HTML: scripts only with the request's nonce ('strict-dynamic' loads their chunks), all
- * else same-origin; `connect-src 'self'` suffices as the browser SDK posts to the tunnel. */
+ * else same-origin; `connect-src 'self'` suffices as the browser SDK posts to the tunnel, and
+ * `worker-src 'self'` admits Replay's compression worker (nonces do not apply to workers). */
 import { type Dsn, ingestUrl } from "../dsn.ts";
 
 /** The policy for one response; `reportUri` is omitted when monitoring is off. */
@@ -11,6 +12,7 @@ export function contentSecurityPolicy(nonce: string, reportUri?: string): string
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self'",
+    "worker-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

@@ -65,6 +65,16 @@ export function createPageHandlers(
   const publicConfig = Object.keys(config.publicVariables).length > 0
     ? { public: config.publicVariables }
     : {};
+  const replays = config.replaysSessionSampleRate > 0 || config.replaysOnErrorSampleRate > 0;
+  // Sentry's optional products, only those turned on: with none, the page is as it was.
+  const features = Object.entries({
+    replaysSessionSampleRate: config.replaysSessionSampleRate,
+    replaysOnErrorSampleRate: config.replaysOnErrorSampleRate,
+    replayWorker: replays && deps.manifest.replayWorker,
+    profilesSampleRate: config.profilesSampleRate,
+    enableLogs: config.enableLogs,
+    feedback: config.feedback,
+  }).filter(([, value]) => value);
   const clientConfig = config.sentryDsn === undefined ? publicConfig : {
     ...publicConfig,
     sentry: {
@@ -73,6 +83,7 @@ export function createPageHandlers(
       release: deps.release,
       tracesSampleRate: config.tracesSampleRate,
       tunnel: config.tunnelPath,
+      ...Object.fromEntries(features),
     },
   };
   const devScript = config.devMode ? DEV_PATHS.client : undefined;
@@ -85,14 +96,17 @@ export function createPageHandlers(
 
   const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
     documentShell(deps.manifest, page, { clientConfig, devScript });
+  // The JS Self-Profiling API runs only in documents that ask for it.
+  const profiling = config.sentryDsn !== undefined && config.profilesSampleRate > 0;
   // Through ctx.send every common header is set at once: adding them later costs Deno's fast path.
   const send = (body: AnswerBody, status: number, nonce: string, ctx?: RequestContext) => {
-    const headers = {
+    const headers: Record<string, string> = {
       "content-type": "text/html; charset=utf-8",
       // The page carries per-request parts (nonce, trace), so caches must revalidate.
       "cache-control": "no-cache",
       "content-security-policy": contentSecurityPolicy(nonce, reportUri),
     };
+    if (profiling) headers["document-policy"] = "js-profiling";
     return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
   };
   // Untraced answers (the 404) carry no trace to continue.

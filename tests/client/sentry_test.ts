@@ -19,6 +19,13 @@ function recordingSdk(calls: unknown[][]) {
       level?: string,
     ) => (calls.push(["message", message, level]), ""),
     setUser: (user: unknown) => calls.push(["user", user]),
+    setTag: (key: string, value: unknown) => calls.push(["tag", key, value]),
+    setContext: (name: string, context: unknown) => calls.push(["context", name, context]),
+    addBreadcrumb: (breadcrumb: unknown) => calls.push(["breadcrumb", breadcrumb]),
+    withScope: (callback: (scope: string) => void) => callback("a scope"),
+    log: (level: string, message: string, attributes?: unknown) =>
+      calls.push(["log", level, message, attributes]),
+    openFeedbackForm: () => calls.push(["feedback form"]),
     startSpan: <T>(options: { name: string }, callback: () => T) => {
       calls.push(["span", options.name]);
       return callback();
@@ -66,4 +73,30 @@ Deno.test("with monitoring off nothing is kept; the queue holds at most 100 call
   busy.attachSdk(recordingSdk(replayed));
   assert.equal(replayed.length, 100);
   assert.deepEqual(replayed.at(-1), ["message", "m99", "info"]);
+});
+
+Deno.test("tags, contexts, breadcrumbs, scopes, logs and the feedback form wait for the SDK too", async () => {
+  const Sentry = await freshModule();
+  const scopes: unknown[] = [];
+  Sentry.setTag("plan", "pro");
+  Sentry.setContext("cart", { items: 3 });
+  Sentry.addBreadcrumb({ message: "added to cart" });
+  Sentry.withScope((scope) => scopes.push(scope));
+  Sentry.logger.info("cart loaded", { items: 3 });
+  Sentry.logger.error("payment failed");
+  Sentry.openFeedbackForm();
+  assert.deepEqual(scopes, [], "nothing runs before the SDK is up");
+  const calls: unknown[][] = [];
+  Sentry.attachSdk(recordingSdk(calls));
+  assert.deepEqual(calls, [
+    ["tag", "plan", "pro"],
+    ["context", "cart", { items: 3 }],
+    ["breadcrumb", { message: "added to cart" }],
+    ["log", "info", "cart loaded", { items: 3 }],
+    ["log", "error", "payment failed", undefined],
+    ["feedback form"],
+  ]);
+  assert.deepEqual(scopes, ["a scope"]);
+  for (const level of ["trace", "debug", "warn", "fatal"] as const) Sentry.logger[level](level);
+  assert.deepEqual(calls.slice(6).map((call) => call[1]), ["trace", "debug", "warn", "fatal"]);
 });

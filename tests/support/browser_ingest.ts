@@ -8,6 +8,15 @@ import type { FakeIngest } from "./fake_ingest.ts";
 
 /** An envelope item as the ingest parsed it. */
 type Item = readonly [{ readonly type?: string }, unknown];
+/** The envelope item types the browser SDK sends. */
+type ItemType =
+  | "event"
+  | "transaction"
+  | "span"
+  | "replay_event"
+  | "feedback"
+  | "profile"
+  | "log";
 
 /**
  * The suite's waits on its ingest and its check of a browser error event, which must come from
@@ -23,7 +32,7 @@ export function ingestChecks(
    * them in arrival order. Waits on the ingest's own arrivals rather than sleeping.
    */
   async function waitForItems<T = Event>(
-    type: "event" | "transaction" | "span",
+    type: ItemType,
     matches: (payload: T) => boolean,
     count: number,
   ): Promise<T[]> {
@@ -48,7 +57,7 @@ export function ingestChecks(
 
   /** Wait for the first envelope item of `type` whose payload matches. */
   async function waitForItem<T = Event>(
-    type: "event" | "transaction" | "span",
+    type: ItemType,
     matches: (payload: T) => boolean,
   ): Promise<T> {
     return (await waitForItems(type, matches, 1))[0];

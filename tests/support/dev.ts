@@ -22,6 +22,8 @@ export interface ProjectCopy extends AsyncDisposable {
   read(path: string): Promise<string>;
   /** Run `deno ...args` in the copy to its end: exit code, stdout then stderr. */
   run(args: string[]): Promise<{ code: number; output: string }>;
+  /** Run `deno task build` in the copy; throws with its output when it fails. */
+  build(): Promise<void>;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function copyProject(extra: readonly string[] = []): Promise<Projec
     }
   }
   await Deno.symlink(`${ROOT}node_modules`, `${dir}/node_modules`);
-  return {
+  const project: ProjectCopy = {
     dir,
     write: (path, text) => Deno.writeTextFile(`${dir}/${path}`, text),
     read: (path) => Deno.readTextFile(`${dir}/${path}`),
@@ -53,8 +55,13 @@ export async function copyProject(extra: readonly string[] = []): Promise<Projec
       const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
       return { code, output: decode(stdout) + decode(stderr) };
     },
+    async build() {
+      const { code, output } = await project.run(["task", "build"]);
+      if (code !== 0) throw new Error(`deno task build failed in ${dir}:\n${output}`);
+    },
     [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
   };
+  return project;
 }
 
 async function copy(from: string, to: string): Promise<void> {

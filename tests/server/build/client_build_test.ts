@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import * as esbuild from "esbuild";
 import type { Metafile } from "esbuild";
 import { manifestFromMetafile } from "../../../server/build/client_build.ts";
+import { sentryImportCheck } from "../../../server/build/sentry_plugin.ts";
 
 const metafile = {
   outputs: {
@@ -19,15 +21,72 @@ const metafile = {
     "static/build/chunks/deep-EEEE.js": { imports: [] },
     "static/build/chunks/lazy-DDDD.js": { imports: [] },
     "static/build/main-CCCC.css": { imports: [] },
+    "static/build/replay-worker-FFFF.js.map": { imports: [] },
+    "static/build/replay-worker-FFFF.js": {
+      entryPoint: "node_modules/@sentry/replay/build/npm/esm/worker-bundler.js",
+      imports: [],
+    },
   },
 } as unknown as Metafile;
 
-Deno.test("manifestFromMetafile: entry, styles and static imports become URL paths", () => {
+Deno.test("manifestFromMetafile: entry, styles, static imports and Replay's worker as URL paths", () => {
   assert.deepEqual(manifestFromMetafile(metafile, "b1", "h1"), {
     buildId: "b1",
     inputHash: "h1",
     script: "/build/main-AAAA.js",
     preload: ["/build/chunks/chunk-BBBB.js", "/build/chunks/deep-EEEE.js"],
     styles: ["/build/main-CCCC.css"],
+    replayWorker: "/build/replay-worker-FFFF.js",
   });
+});
+
+Deno.test("the build refuses app code that imports @sentry/* itself, naming client/sentry.ts", async () => {
+  const root = await Deno.makeTempDir();
+  const write = async (path: string, code: string) => {
+    await Deno.mkdir(`${root}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
+    await Deno.writeTextFile(`${root}/${path}`, code);
+  };
+  await write(
+    "client/pages/checkout.ts",
+    'import { logger } from "@sentry/react";\nlogger.info("x");\n',
+  );
+  await write("client/monitoring.ts", 'import { init } from "@sentry/react";\ninit({});\n');
+  await write(
+    "client/sentry_features/replay.ts",
+    'export { replayIntegration } from "@sentry/react";\n',
+  );
+  await write(
+    "client/typed.ts",
+    'import type { User } from "@sentry/react";\nexport const u: User = {};\n',
+  );
+  // The SDK itself is not what this build is about: whatever passes the check is left external.
+  const sdkExternal: esbuild.Plugin = {
+    name: "sdk-external",
+    setup: (b) => b.onResolve({ filter: /^@sentry\// }, ({ path }) => ({ path, external: true })),
+  };
+  const build = (entry: string) =>
+    esbuild.build({
+      entryPoints: [`${root}/${entry}`],
+      bundle: true,
+      format: "esm",
+      write: false,
+      logLevel: "silent",
+      plugins: [sentryImportCheck(root), sdkExternal],
+    });
+  try {
+    await assert.rejects(build("client/pages/checkout.ts"), (error: Error) => {
+      assert.match(
+        error.message,
+        /client\/pages\/checkout\.ts imports @sentry\/react: import client\/sentry\.ts instead/,
+      );
+      return true;
+    });
+    for (const allowed of ["client/monitoring.ts", "client/sentry_features/replay.ts"]) {
+      assert.equal((await build(allowed)).errors.length, 0, allowed);
+    }
+    assert.equal((await build("client/typed.ts")).errors.length, 0, "a type import is erased");
+  } finally {
+    await esbuild.stop();
+    await Deno.remove(root, { recursive: true });
+  }
 });

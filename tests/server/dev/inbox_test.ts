@@ -252,3 +252,43 @@ Deno.test("DEV_INBOX=true turns the inbox on explicitly, without dev mode", asyn
     await server.stop();
   }
 });
+
+Deno.test("DevInbox lists replays, feedback, profiles and logs, and skips recordings and sessions", () => {
+  const trace = "0123456789abcdef0123456789abcdef";
+  const item = (type: string, payload: unknown) => `{"type":"${type}"}\n${JSON.stringify(payload)}`;
+  // Binary in real life (deflated); its length header is what makes it a recording here.
+  const recording = `{"type":"replay_recording","length":3}\nx\0y`;
+  const envelope = [
+    "{}",
+    item("replay_event", {
+      replay_id: "r1",
+      replay_type: "buffer",
+      segment_id: 0,
+      trace_ids: [trace],
+    }),
+    recording,
+    item("feedback", {
+      contexts: { feedback: { message: "slow cart" }, trace: { trace_id: trace } },
+    }),
+    item("profile", {
+      transactions: [{ name: "/", trace_id: trace }],
+      profile: { samples: [1, 2] },
+    }),
+    item("log", {
+      items: [{ level: "info", body: "shown", trace_id: trace }, { level: "warn", body: "slow" }],
+    }),
+    item("session", { sid: "s1" }),
+  ].join("\n");
+  const inbox = new DevInbox();
+  inbox.add(bytes(`${envelope}\n`), "browser");
+  assert.deepEqual(inbox.entries.map((e) => [e.kind, e.title, e.traceId]), [
+    ["replay", "buffer replay r1, segment 0", trace],
+    ["feedback", "slow cart", trace],
+    ["profile", "/ (2 samples)", trace],
+    ["log", "info: shown", trace],
+    ["log", "warn: slow", undefined],
+  ]);
+  // An item that is not what its type says is skipped, not a crash.
+  inbox.add(bytes(`{}\n${item("log", { items: "x" })}\n${item("profile", {})}\n`), "server");
+  assert.deepEqual(inbox.entries.slice(5).map((e) => e.title), ["undefined (0 samples)"]);
+});

@@ -174,3 +174,39 @@ Deno.test("SENTRY_TRACE_PROPAGATION_TARGETS: http(s) URL prefixes; SENTRY_ENABLE
   }
   assert.throws(() => loadConfig({ SENTRY_ENABLE_LOGS: "2" }), /SENTRY_ENABLE_LOGS: expected/);
 });
+
+Deno.test("loadConfig: Sentry's browser products are off unless their variables say otherwise", () => {
+  const off = loadConfig({});
+  assert.deepEqual(
+    [off.enableLogs, off.replaysSessionSampleRate, off.replaysOnErrorSampleRate],
+    [false, 0, 0],
+  );
+  assert.deepEqual([off.profilesSampleRate, off.feedback], [0, false]);
+  const on = loadConfig({
+    SENTRY_ENABLE_LOGS: "true",
+    SENTRY_REPLAYS_SESSION_SAMPLE_RATE: "0.1",
+    SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE: "1",
+    SENTRY_PROFILES_SAMPLE_RATE: ".5",
+    SENTRY_FEEDBACK: "yes",
+  });
+  assert.deepEqual(
+    [on.enableLogs, on.replaysSessionSampleRate, on.replaysOnErrorSampleRate],
+    [true, 0.1, 1],
+  );
+  assert.deepEqual([on.profilesSampleRate, on.feedback], [0.5, true]);
+  for (
+    const [name, value, reason] of [
+      ["SENTRY_REPLAYS_SESSION_SAMPLE_RATE", "2", "a number from 0 to 1"],
+      ["SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE", "-0.5", "a number from 0 to 1"],
+      ["SENTRY_PROFILES_SAMPLE_RATE", "all", "a number from 0 to 1"],
+      ["SENTRY_ENABLE_LOGS", "verbose", "true or false"],
+      ["SENTRY_FEEDBACK", "2", "true or false"],
+    ]
+  ) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error) =>
+        error instanceof ConfigError && error.message.startsWith(`${name}: expected ${reason}`),
+    );
+  }
+});

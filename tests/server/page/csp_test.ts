@@ -12,7 +12,15 @@ Deno.test("contentSecurityPolicy: nonce-only scripts and the required directives
   assert.equal(directives.get("frame-ancestors"), "'none'");
   assert.equal(directives.get("form-action"), "'self'");
   assert.equal(directives.get("connect-src"), "'self'");
+  // Replay's compression worker is a build file; nonces do not apply to workers.
+  assert.equal(directives.get("worker-src"), "'self'");
   assert.ok(!policy.includes("unsafe-inline") && !policy.includes("unsafe-eval"));
+  // No source but the page's own origin (and the nonce): no `blob:`, `data:` only for images.
+  const sources = [...directives.values()].flatMap((value) => value.split(" "));
+  assert.deepEqual(
+    sources.filter((s) => !/^'(self|none|strict-dynamic|nonce-abc123)'$/.test(s)),
+    ["data:"],
+  );
   assert.ok(!directives.has("report-uri"));
 });
 

@@ -7,6 +7,7 @@ const manifest = {
   script: "/build/main-A.js",
   preload: ["/build/chunks/c-B.js"],
   styles: ["/build/main-C.css"],
+  replayWorker: "/build/replay-worker-D.js",
 };
 
 function render(

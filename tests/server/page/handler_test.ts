@@ -5,6 +5,8 @@ import { fixtureApp } from "../../fixtures/app.ts";
 import { FixtureHomePage, fixtureRoutes, renders } from "../../fixtures/routes.tsx";
 import { defineRoutes } from "../../../client/page_table.ts";
 import { renderPages } from "../../../server/page/render.ts";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
+import { readManifest } from "../../../server/build/manifest.ts";
 
 // Every name a plain object inherits, and paths a client can make up.
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
@@ -130,4 +132,52 @@ Deno.test("a page whose path is a server route or under /api/ stops start-up", a
     });
     await assert.rejects(() => fixtureApp({ pages: renderPages(routes, App) }), Error, path);
   }
+});
+
+Deno.test("Sentry's products: the page's config names those on, and profiling's Document-Policy", async () => {
+  const pageConfig = async (res: Response) =>
+    JSON.parse(/id="app-config"[^>]*>([^<]*)<\/script>/.exec(await res.text())?.[1] ?? "");
+  const dsn = "https://k@o1.ingest.sentry.io/2";
+  const off = await fixtureApp({ config: loadConfig({ SENTRY_DSN: dsn }) });
+  const plain = await off.fetch("/about");
+  assert.equal(plain.headers.get("document-policy"), null);
+  assert.deepEqual(Object.keys((await pageConfig(plain)).sentry), [
+    "dsn",
+    "environment",
+    "release",
+    "tracesSampleRate",
+    "tunnel",
+  ]);
+
+  const on = await fixtureApp({
+    config: loadConfig({
+      SENTRY_DSN: dsn,
+      SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE: "0.5",
+      SENTRY_PROFILES_SAMPLE_RATE: "1",
+      SENTRY_ENABLE_LOGS: "true",
+      SENTRY_FEEDBACK: "true",
+    }),
+  });
+  for (const path of ["/about", "/nothing-here"]) {
+    const res = await on.fetch(path);
+    assert.equal(res.headers.get("document-policy"), "js-profiling", path);
+    const { sentry } = await pageConfig(res);
+    assert.equal(sentry.replaysSessionSampleRate, undefined, "0 is left out");
+    assert.equal(sentry.replaysOnErrorSampleRate, 0.5);
+    assert.equal(sentry.replayWorker, (await readManifest()).replayWorker);
+    assert.deepEqual([sentry.profilesSampleRate, sentry.enableLogs, sentry.feedback], [
+      1,
+      true,
+      true,
+    ]);
+  }
+  assert.equal((await on.fetch("/favicon.svg")).headers.get("document-policy"), null, "HTML only");
+
+  // Without a DSN none of it reaches the page.
+  const noDsn = await fixtureApp({
+    config: loadConfig({ SENTRY_PROFILES_SAMPLE_RATE: "1", SENTRY_FEEDBACK: "true" }),
+  });
+  const res = await noDsn.fetch("/about");
+  assert.equal(res.headers.get("document-policy"), null);
+  assert.deepEqual(await pageConfig(res), {});
 });

@@ -1,0 +1,18 @@
+/** User Feedback, a chunk of its own: loaded only with SENTRY_FEEDBACK. */
+import { addIntegration, feedbackIntegration } from "@sentry/react";
+import { pageNonce } from "../page_nonce.ts";
+import type { FeedbackOptions } from "../sentry_options.ts";
+
+/** Show Sentry's feedback button; returns what opens its form for app code. */
+export function startFeedback(options: FeedbackOptions): () => Promise<void> {
+  // Its shadow DOM's `<style>` elements apply only with the page's nonce (`style-src`).
+  const nonce = pageNonce();
+  const feedback = feedbackIntegration({ ...options, styleNonce: nonce, scriptNonce: nonce });
+  addIntegration(feedback);
+  let form: ReturnType<typeof feedback.createForm> | undefined;
+  return async () => {
+    const dialog = await (form ??= feedback.createForm());
+    dialog.appendToDom();
+    dialog.open();
+  };
+}
