@@ -1,10 +1,12 @@
 /**
  * Request bodies against a server in its own process (the fixture app: its API routes read
  * `ctx.json()`, and the tunnel): a body in 1-byte chunks is refused at once and costs no memory,
- * other clients keep being answered meanwhile, and 400 concurrent 1 MB API bodies stay within the
- * README's bound. Memory is the server's own (/proc), answers are counted; nothing is timed.
+ * other clients keep being answered meanwhile, 400 concurrent 1 MB API bodies stay within the
+ * README's bound, and fuzzed bodies, types and framings get the answer ctx.json() documents.
+ * Memory is the server's own (/proc), answers are counted; nothing is timed.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { brotliCompressSync } from "node:zlib";
 import { FREE_READS, MIN_AVERAGE_READ } from "../server/http/request_body.ts";
 import { parseResponseHead } from "./support/raw_exchange.ts";
@@ -236,6 +238,133 @@ Deno.test({
       });
       assert.equal(res.status, 400);
       assert.deepEqual(await res.json(), { error: "JSON nested deeper than 64 levels" });
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+/** POST `wire` (already framed) to `target` with `headers`, Connection: close; the status and the
+ * body of the answer, read to the end (0 and "" if the server closed without one). */
+async function exchange(
+  port: number,
+  target: string,
+  headers: string,
+  pieces: Uint8Array[],
+): Promise<{ status: number; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const bail = setTimeout(() => conn.close(), 20_000);
+  try {
+    const head = `POST ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n${headers}\r\n`;
+    await conn.write(encoder.encode(head));
+    for (const piece of pieces) {
+      for (let sent = 0; sent < piece.byteLength;) sent += await conn.write(piece.subarray(sent));
+    }
+    const chunks: Uint8Array[] = [];
+    const buffer = new Uint8Array(16 * 1024);
+    for (;;) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) break;
+      chunks.push(buffer.slice(0, n));
+    }
+    const received = concat(chunks);
+    const answer = parseResponseHead(received);
+    if (typeof answer !== "object") return { status: 0, body: "" };
+    return {
+      status: answer.status,
+      body: new TextDecoder().decode(received.subarray(answer.bodyStart)),
+    };
+  } finally {
+    clearTimeout(bail);
+    try {
+      conn.close();
+    } catch { /* closed by the bail-out */ }
+  }
+}
+
+/** How deeply parsed JSON nests arrays and objects, walked without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+Deno.test({
+  name: "fuzz: hostile JSON bodies, types and framings to ctx.json() get the answer they earn",
+  sanitizeResources: false,
+  async fn() {
+    const limit = 4096;
+    const server = await startFixtureServer({ API_MAX_BODY_BYTES: String(limit) });
+    const port = Number(new URL(server.url).port);
+    const deep = fc.nat(100).map((n) => "[".repeat(n) + "1" + "]".repeat(n));
+    const text = fc.oneof(
+      fc.json({ maxDepth: 4 }),
+      deep,
+      fc.string({ unit: fc.constantFrom("[", "]", "{", "}", '"', "\\", ":", ",", "1", " ", "é") }),
+      fc.constantFrom("", " ", "\ufeff{}", '{"__proto__":{"x":1}}', "x".repeat(limit + 1)),
+    );
+    const body = fc.oneof(
+      text.map((t) => encoder.encode(t)),
+      fc.uint8Array({ maxLength: 3000 }),
+    );
+    const type = fc.constantFrom(
+      "application/json",
+      "Application/JSON; charset=utf-8",
+      "application/vnd.api+json",
+      "text/plain",
+      "",
+    );
+    const framing = fc.oneof(fc.constant("length" as const), fc.integer({ min: 1, max: 600 }));
+    try {
+      await fc.assert(
+        fc.asyncProperty(body, type, framing, async (bytes, contentType, piece) => {
+          const typeHeader = contentType ? `Content-Type: ${contentType}\r\n` : "";
+          const framed = piece === "length"
+            ? { headers: `Content-Length: ${bytes.byteLength}\r\n`, wire: [bytes] }
+            : { headers: "Transfer-Encoding: chunked\r\n", wire: [chunked(bytes, piece)] };
+          const { status, body: answer } = await exchange(
+            port,
+            "/api/echo",
+            typeHeader + framed.headers,
+            framed.wire,
+          );
+          assert.ok(status >= 200 && status < 500, `status ${status}: ${answer}`);
+          const json = JSON.parse(answer);
+          // What the body earns, as ctx.json() documents it.
+          if (!/json/i.test(contentType)) return assert.equal(status, 415, answer);
+          if (status === 400 && /too small/.test(json.error)) {
+            // Only a body in many small pieces may be refused for them (a piece can take two
+            // reads, split where the server's buffer ends).
+            const pieces = Math.ceil(bytes.byteLength / Number(piece));
+            return assert.ok(piece !== "length" && piece < 2 * MIN_AVERAGE_READ, answer) ??
+              assert.ok(2 * pieces > FREE_READS, answer);
+          }
+          if (bytes.byteLength > limit) return assert.equal(status, 413, answer);
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(new TextDecoder().decode(bytes));
+          } catch {
+            return assert.equal(status, 400, answer);
+          }
+          if (depthOf(parsed) > 64) {
+            return assert.deepEqual(json, { error: "JSON nested deeper than 64 levels" });
+          }
+          assert.equal(status, 200, answer);
+          assert.deepEqual(json, parsed);
+        }),
+        { numRuns: 300 },
+      );
+      // And the server still answers.
+      assert.equal(
+        (await fetch(server.url).then(async (r) => (await r.body?.cancel(), r))).status,
+        200,
+      );
     } finally {
       await server.stop();
     }
