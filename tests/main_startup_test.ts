@@ -7,7 +7,13 @@ import assert from "node:assert/strict";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
-import { inheritedEnv, runServerToExit, startServer, startTaskEnv } from "./support/server.ts";
+import {
+  inheritedEnv,
+  type RunningServer,
+  runServerToExit,
+  startServer,
+  startTaskEnv,
+} from "./support/server.ts";
 
 Deno.test("an invalid setting stops start-up with one line and a non-zero exit", async () => {
   for (
@@ -26,14 +32,18 @@ Deno.test("an invalid setting stops start-up with one line and a non-zero exit",
 
 Deno.test("SIGTERM and SIGINT let an in-flight request finish, then exit 0", async () => {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    // The ingest holds its answer, so the tunnel request is in flight when the signal lands.
-    await using ingest = startFakeIngest({ delayMs: 700 });
+    // The ingest holds its answer until the server has heard the signal, so the tunnel request
+    // is in flight when it lands.
+    const answer = Promise.withResolvers<void>();
+    await using ingest = startFakeIngest({ hold: answer.promise });
     const dsn = ingest.dsn("abc", "1");
     const own = await startServer({ SENTRY_DSN: dsn });
     const envelope = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}`;
     const inFlight = fetch(new URL("/monitoring", own.url), { method: "POST", body: envelope });
     await ingest.waitFor(1, "complete");
     own.process.kill(signal);
+    await outputMatches(own, /server: stopping \(1 requests in flight\)/);
+    answer.resolve();
     const res = await inFlight;
     assert.equal(res.status, 200, "the in-flight request got the ingest's answer");
     await res.body?.cancel();
@@ -42,6 +52,14 @@ Deno.test("SIGTERM and SIGINT let an in-flight request finish, then exit 0", asy
     await assert.rejects(fetch(own.url), "after shutdown, connections are refused");
   }
 });
+
+/** Resolves once the server's output matches `pattern`; fails with the output after 10 s. */
+async function outputMatches(server: RunningServer, pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 200 && !pattern.test(server.output()); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.match(server.output(), pattern);
+}
 
 Deno.test("listen failures a user causes stop start-up with one line and exit 1", async () => {
   const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
