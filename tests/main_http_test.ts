@@ -142,7 +142,7 @@ Deno.test("one JSON log line per request, with the echoed X-Request-Id", async (
   await res.body?.cancel();
   assert.equal(res.headers.get("x-request-id"), "req-42");
   let line: Record<string, unknown> | undefined;
-  for (let i = 0; i < 100 && !line; i++) {
+  for (let i = 0; i < 500 && !line; i++) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     line = server.output().split("\n").filter((l) =>
       l.includes('"req-42"')
@@ -163,7 +163,7 @@ Deno.test("LOG_FORMAT=text logs plain lines", async () => {
     const res = await fetch(new URL("/healthz", own.url), { headers: { "x-request-id": "t-1" } });
     await res.body?.cancel();
     let found = false;
-    for (let i = 0; i < 100 && !found; i++) {
+    for (let i = 0; i < 500 && !found; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       found = /^\S+ GET "\/healthz" 200 [\d.]+ms \d+B t-1$/m.test(own.output());
     }

@@ -29,8 +29,11 @@ export interface IngestReply {
   readonly headers?: HeadersInit;
   /** Defaults to `{"id":"<32 hex>"}` with `Content-Type: application/json`. */
   readonly body?: string;
-  /** Wait this long after reading the body before answering. */
-  readonly delayMs?: number;
+  /**
+   * Answer only once this settles (a promise the test resolves when it has seen what it needs
+   * while the answer is held), or the ingest closes.
+   */
+  readonly hold?: Promise<unknown>;
   /** Answer 302 with this Location instead. */
   readonly redirectTo?: string;
   /** Answer at once without reading the body (as an ingest refusing a huge upload does). */
@@ -60,7 +63,7 @@ export interface FakeIngest extends AsyncDisposable {
    * `"settled"` (complete or incomplete); rejects after `timeoutMs` (default 10 s).
    */
   waitFor(n: number, what?: "started" | "complete" | "settled", timeoutMs?: number): Promise<void>;
-  /** Stop listening, cut short any delayed answers and wait until the server is closed. */
+  /** Stop listening, send any held answers and wait until the server is closed. */
   close(): Promise<void>;
 }
 
@@ -105,9 +108,7 @@ export function startFakeIngest(initial: IngestReply = {}): FakeIngest {
       requests.push(received);
       notify();
       const reply = typeof answer === "function" ? answer(received) : answer;
-      if (reply.delayMs !== undefined) {
-        await delay(reply.delayMs, closing.signal);
-      }
+      if (reply.hold !== undefined) await held(reply.hold, closing.signal);
       return replyResponse(reply);
     },
   );
@@ -195,18 +196,11 @@ export async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string>
   return digest.toHex();
 }
 
-// Resolves early when `signal` aborts (the ingest closes), and clears its timer either way, so a
-// delayed answer never outlives the test that asked for it. Not tied to `req.signal`: in
-// Deno.serve's legacy mode that also fires after every successful response, with a warning.
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
+// Resolves when `hold` settles or `signal` aborts (the ingest closes), so a held answer never
+// outlives the test that asked for it. Not tied to `req.signal`: in Deno.serve's legacy mode that
+// also fires after every successful response, with a warning.
+function held(hold: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  const closed = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+  return Promise.race([hold.then(() => {}, () => {}), closed]);
 }

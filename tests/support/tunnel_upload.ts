@@ -31,6 +31,8 @@ export interface Tunnel extends AsyncDisposable {
   readonly url: string;
   readonly port: number;
   readonly logs: LogLine[];
+  /** Requests whose head reached the tunnel's handler so far. */
+  readonly requests: number;
 }
 
 /** Start a tunnel on 127.0.0.1 port 0 that forwards for `allowed` DSNs; `options` override. */
@@ -47,11 +49,18 @@ export function startTunnel(
     log: (fields) => logs.push(fields),
     ...options,
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  let requests = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req, info) => (requests++, handler(req, info)),
+  );
   return {
     url: `http://127.0.0.1:${server.addr.port}/monitoring`,
     port: server.addr.port,
     logs,
+    get requests() {
+      return requests;
+    },
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { joinWorkers } from "../../../server/lifecycle/shutdown.ts";
 
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 2_000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
   assert.ok(check());
 }
 

@@ -212,7 +212,9 @@ test("the app's beforeSendTransaction and ignoreTransactions take effect", async
 });
 
 test("under load at rate 1 an error still arrives, and dropped transactions are counted", async () => {
-  await using ingest = startFakeIngest({ delayMs: 200 });
+  // The ingest holds every answer until all the requests are made: the SDK's buffer fills.
+  const answers = Promise.withResolvers<void>();
+  await using ingest = startFakeIngest({ hold: answers.promise });
   await using app = startMonitoredApp(ingest, {
     "/api/x": { GET: () => new Response("x") },
     "/api/fail": {
@@ -225,6 +227,7 @@ test("under load at rate 1 an error still arrives, and dropped transactions are 
   // More transactions than one send buffer holds (64) while the ingest is slow to answer.
   await Promise.all(Array.from({ length: 150 }, () => get(`${app.url}/api/x`)));
   await get(`${app.url}/api/fail`);
+  answers.resolve();
   await app.stop();
   const errors = await items(ingest, "event");
   assert.equal(errors.length, 1, "the error was not crowded out");

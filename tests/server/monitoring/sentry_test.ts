@@ -72,7 +72,8 @@ Deno.test("request spans: pages are traced; the tunnel and static files are not"
 });
 
 Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest is slow", async () => {
-  await using ingest = startFakeIngest({ delayMs: 300 });
+  const answer = Promise.withResolvers<void>();
+  await using ingest = startFakeIngest({ hold: answer.promise });
   const server = await startServer({
     SENTRY_DSN: ingest.dsn("key", "7"),
     DEBUG_ERROR_ROUTE: "true",
@@ -83,8 +84,15 @@ Deno.test("a server error is reported, and SIGINT still exits 0 while the ingest
     assert.equal(res.status, 500);
     const body = await res.text();
     assert.ok(!body.includes("Debug error") && !body.includes(".ts:"), "no details leak");
-    // Signal at once, while the slow ingest still holds the SDK's request: shutdown waits for
-    // the flush (bounded by FLUSH_TIMEOUT_MS) and then exits cleanly.
+    // Signal while the slow ingest holds the SDK's request, answered only once the server has
+    // heard it: shutdown waits for the flush (bounded by FLUSH_TIMEOUT_MS), then exits cleanly.
+    await ingest.waitFor(1, "complete");
+    server.process.kill("SIGINT");
+    for (let i = 0; i < 200 && !/server: stopping/.test(server.output()); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.match(server.output(), /server: stopping/);
+    answer.resolve();
     const status = await server.stop("SIGINT");
     assert.equal(status.code, 0);
     const events = await itemsOf(ingest, "event");

@@ -7,6 +7,7 @@ import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   buildEnvelope,
   concat,
+  eventually,
   MiB,
   post,
   randomBytes,
@@ -40,7 +41,10 @@ test("1,000 envelopes at 50 concurrent each arrive exactly once, byte for byte",
 
 test("at most maxLargeBodies large uploads are read at once; the rest wait and arrive whole", async () => {
   // An ingest that holds each body after its first chunk until two are open at once, so a
-  // tunnel that let more than two through would show it in `mostOpen`.
+  // tunnel that let more than two through would show it in `mostOpen`. The last body to start
+  // needs no partner: every other has started, so none can come.
+  const uploads = 6;
+  let started = 0;
   let open = 0;
   let mostOpen = 0;
   let gate = Promise.withResolvers<void>();
@@ -52,17 +56,14 @@ test("at most maxLargeBodies large uploads are read at once; the rest wait and a
       const parts: Uint8Array[] = [];
       const first = await reader.read();
       if (!first.done) parts.push(first.value);
+      started++;
       open++;
       mostOpen = Math.max(mostOpen, open);
-      if (open === 2) {
+      if (open >= 2) {
         gate.resolve();
         gate = Promise.withResolvers<void>();
-      } else {
-        // Bounded: a body left without a partner (the last of an odd group) goes on after a
-        // while rather than hang the suite; `mostOpen` still shows any third one let through.
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([gate.promise, new Promise((r) => timer = setTimeout(r, 3_000))]);
-        clearTimeout(timer);
+      } else if (started < uploads) {
+        await gate.promise;
       }
       for (;;) {
         const { done, value } = await reader.read();
@@ -77,7 +78,7 @@ test("at most maxLargeBodies large uploads are read at once; the rest wait and a
   try {
     const dsn = `http://public@127.0.0.1:${ingestServer.addr.port}/1`;
     await using tunnel = startTunnel([dsn], { maxLargeBodies: 2 });
-    const envelopes = Array.from({ length: 6 }, () => buildEnvelope(dsn, randomBytes(MiB)));
+    const envelopes = Array.from({ length: uploads }, () => buildEnvelope(dsn, randomBytes(MiB)));
     const answers = await Promise.all(envelopes.map((e) => post(tunnel.url, e)));
     assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
     assert.equal(mostOpen, 2);
@@ -85,6 +86,7 @@ test("at most maxLargeBodies large uploads are read at once; the rest wait and a
     assert.deepEqual(received.toSorted(), sent.toSorted());
     assert.deepEqual(tunnel.logs, []);
   } finally {
+    gate.resolve(); // a body still waiting for a partner, when the tunnel failed
     await ingestServer.shutdown();
   }
 });
@@ -114,7 +116,8 @@ test("a client's idle uploads hold at most half the large-body slots: others sti
   let idleEnded = false;
   Promise.all(idle).then(() => idleEnded = true);
   await ingest.waitFor(1, "started");
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the second one's head is read too
+  // The second one's head is read too: it asks for a slot before the other client does.
+  await eventually(() => tunnel.requests === 2, "both idle uploads at the tunnel");
 
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(100 * 1024));
   const answer = await post(tunnel.url, envelope, { "x-forwarded-for": "198.51.100.2" });

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
+import { HELD_MS, holdTimers } from "../../support/held_timers.ts";
 import {
   assertOneLineReason,
   buildEnvelope,
@@ -133,10 +134,17 @@ test("502 when the ingest is unreachable", async () => {
 });
 
 test("504 when the ingest answers too late", async () => {
-  await using ingest = startFakeIngest({ delayMs: 5_000 });
-  await using tunnel = startTunnel([ingest.dsn()], { timeoutMs: 300 });
-  const answer = await post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
-  assertOneLineReason(answer, 504);
+  const late = Promise.withResolvers<void>();
+  await using ingest = startFakeIngest({ hold: late.promise });
+  await using tunnel = startTunnel([ingest.dsn()], { timeoutMs: HELD_MS });
+  using deadline = holdTimers(HELD_MS);
+  const answering = post(tunnel.url, buildEnvelope(ingest.dsn(), randomBytes(10)));
+  // The whole envelope is at the ingest, which holds its answer: only then the deadline passes.
+  await ingest.waitFor(1, "complete");
+  assert.equal(deadline.pending, 1);
+  deadline.fire();
+  assertOneLineReason(await answering, 504);
+  late.resolve();
   assert.deepEqual(tunnel.logs.map((l) => l.status), [504]);
 });
 
