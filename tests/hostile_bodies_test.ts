@@ -12,6 +12,7 @@ import { FREE_READS, MIN_AVERAGE_READ } from "../server/http/request_body.ts";
 import { parseResponseHead } from "./support/raw_exchange.ts";
 import { concat } from "./support/tunnel_upload.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
+import { depthOf } from "./support/json_depth.ts";
 
 const DEAD_DSN = "http://public@127.0.0.1:9/1"; // allowed, but nothing listens on port 9
 const encoder = new TextEncoder();
@@ -280,19 +281,6 @@ async function exchange(
       conn.close();
     } catch { /* closed by the bail-out */ }
   }
-}
-
-/** How deeply parsed JSON nests arrays and objects, walked without recursion. */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (typeof item !== "object" || item === null) continue;
-    deepest = Math.max(deepest, depth + 1);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 Deno.test({

@@ -7,21 +7,9 @@ import {
   nestedDeeperThan,
 } from "../../../server/api/json_body.ts";
 import { byteStreamPost } from "../../support/byte_stream.ts";
+import { depthOf } from "../../support/json_depth.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
-
-/** How deeply a parsed JSON value nests arrays and objects, walked without recursion. */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (typeof item !== "object" || item === null) continue;
-    deepest = Math.max(deepest, depth + 1);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 Deno.test("nestedDeeperThan: agrees with the parsed value's depth, whatever its strings hold", () => {
   // Strings full of brackets, quotes and backslashes must not count as nesting.
