@@ -1,6 +1,7 @@
 /** Browser monitoring with `@sentry/react`, its own chunk so that hydration waits for less. */
 import {
   addBreadcrumb,
+  addIntegration,
   browserTracingIntegration,
   captureException,
   captureMessage,
@@ -17,6 +18,9 @@ import type { SentryClientConfig } from "./config.ts";
 import type { ErrorBuffer } from "./error_buffer.ts";
 import { attachSdk } from "./sentry.ts";
 import { feedbackOptions, replayOptions, sentryOptions } from "./sentry_options.ts";
+
+// For the products' chunks: taking the SDK through this module keeps all of it in one chunk.
+export { addIntegration };
 
 /** Start the SDK, then send whatever the buffer caught while this chunk was loading. */
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {

@@ -1,7 +1,18 @@
 /** User Feedback, a chunk of its own: loaded only with SENTRY_FEEDBACK. */
-import { addIntegration, feedbackIntegration } from "@sentry/react";
+import {
+  buildFeedbackIntegration,
+  feedbackModalIntegration,
+  feedbackScreenshotIntegration,
+} from "@sentry/feedback";
+import { addIntegration } from "../monitoring.ts";
 import { pageNonce } from "../page_nonce.ts";
 import type { FeedbackOptions } from "../sentry_options.ts";
+
+// What @sentry/browser's `feedbackIntegration` is, built from its own package.
+const feedbackIntegration = buildFeedbackIntegration({
+  getModalIntegration: () => feedbackModalIntegration,
+  getScreenshotIntegration: () => feedbackScreenshotIntegration,
+});
 
 /** Show Sentry's feedback button; returns what opens its form for app code. */
 export function startFeedback(options: FeedbackOptions): () => Promise<void> {

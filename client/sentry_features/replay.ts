@@ -1,5 +1,6 @@
 /** Session Replay, a chunk of its own: loaded only while a SENTRY_REPLAYS_* rate is above 0. */
-import { addIntegration, replayIntegration } from "@sentry/react";
+import { replayIntegration } from "@sentry/replay";
+import { addIntegration } from "../monitoring.ts";
 import type { ReplayOptions } from "../sentry_options.ts";
 
 /** Record with the app's options; `workerUrl` is the build's compression worker (no `blob:`). */

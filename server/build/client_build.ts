@@ -5,7 +5,7 @@
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../http/compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
-import { REPLAY_WORKER, sentryChunks, sentryImportCheck } from "./sentry_plugin.ts";
+import { sentryImportCheck, sentryProductsApart } from "./sentry_plugin.ts";
 import { type Manifest, readManifest } from "./manifest.ts";
 import {
   BUILD_DIR,
@@ -35,7 +35,9 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
   } as const;
   const client: esbuild.BuildOptions = {
     ...common,
-    entryPoints: [ENTRY_POINT, { in: REPLAY_WORKER, out: REPLAY_WORKER_OUT }],
+    // Replay's compression worker is a file of the build: the SDK's inlined copy would run from a
+    // `blob:` URL, which the CSP refuses.
+    entryPoints: [ENTRY_POINT, { in: "@sentry/replay/worker-bundler", out: REPLAY_WORKER_OUT }],
     outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
@@ -52,7 +54,7 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
       __SENTRY_DEBUG__: String(!production),
       __SENTRY_EXCLUDE_REPLAY_WORKER__: "true",
     },
-    plugins: [importCheck, sentryChunks(Deno.cwd())],
+    plugins: [importCheck, sentryProductsApart()],
   };
   const server: esbuild.BuildOptions = {
     ...common,

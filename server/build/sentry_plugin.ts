@@ -1,42 +1,25 @@
 /**
  * The client build's Sentry parts: app code reports through `client/sentry.ts`, never the SDK
- * itself; each of Sentry's optional products is a chunk of its own, fetched only while its setting
- * is on; Replay's compression worker is a file of the build.
+ * itself, and each optional product (Replay, Feedback, profiling, logs) is only in the chunk that
+ * its setting loads.
  */
 import type * as esbuild from "esbuild";
 import { dirname } from "node:path";
 
-/** Replay's compression worker, an entry point: the SDK's inlined copy runs from a `blob:` URL,
- * which the CSP refuses. */
-export const REPLAY_WORKER = "@sentry/replay/worker-bundler";
-
 // The client modules that may import the SDK; the rest use client/sentry.ts, which loads it lazily.
 const SDK_IMPORTERS = /^client\/(monitoring\.ts|sentry_options\.ts|sentry_features\/)/;
-const MONITORING = "client/monitoring.ts";
-const FEATURE_MODULE = /^client\/sentry_features\/(\w+)\.ts$/;
-// esbuild splits chunks by file, and Sentry's browser barrel re-exports every product: whatever
-// imports it would put them all in monitoring's chunk. So the barrel loses these lines, and each
-// `client/sentry_features/<name>.ts` gets, as its `@sentry/react`, the barrel plus its own lines.
-const BARREL = /\/@sentry\/browser\/build\/npm\/esm\/\w+\/index\.js$/;
-// Core's client imports logs/internal.js (for its flush), which would put the whole logger in the
-// SDK's chunk: the logs chunk gets copies of it and of the logger's API instead. They keep no state
-// of their own (the buffer is a global singleton), so the copies and the original act as one.
-const LOGGER = "logs/public-api.js";
-const LOGS_COPY = "sentry-logs:";
-const FEATURE_SOURCES = new Map([
-  ["replay", /^@sentry\/replay(-canvas)?$/],
-  ["feedback", /^(@sentry\/feedback|\.\/feedback\w*\.js)$/],
-  ["profiling", /^\.\/profiling\//],
+// The SDK's index modules, and their imports of the products.
+const SDK_INDEX =
+  /\/@sentry\/(browser\/build\/npm\/esm\/\w+\/index|core\/build\/esm\/(index|browser))\.js$/;
+const PRODUCT =
+  /^(@sentry\/(replay|replay-canvas|feedback)|\.\/(profiling\/integration|logs\/public-api)\.js)$/;
+// Profiling and the logger are modules of a package, not packages: what
+// client/sentry_features/<name>.ts imports as that package is the module.
+const FEATURE_MODULES = new Map([
+  ["profiling @sentry/browser", "profiling/integration.js"],
+  ["logs @sentry/core", "logs/public-api.js"],
 ]);
-
-/** The barrel's re-exports (one a line) of `feature`, or without a feature those of none. */
-function barrelLines(source: string, feature?: string): string {
-  const featureOf = (line: string) => {
-    const from = /^export .* from '([^']+)';$/.exec(line)?.[1] ?? "";
-    return [...FEATURE_SOURCES].find(([, sources]) => sources.test(from))?.[0];
-  };
-  return source.split("\n").filter((line) => featureOf(line) === feature).join("\n");
-}
+const LOGGER = /\/@sentry\/core\/build\/esm\/logs\/public-api\.js$/;
 
 // A path relative to the project, or "" outside it.
 const inProject = (root: string, path: string) =>
@@ -58,72 +41,57 @@ export function sentryImportCheck(root: string): esbuild.Plugin {
   };
 }
 
-/** Sentry's products in chunks of their own, and Replay's worker as an entry point. */
-export function sentryChunks(root: string): esbuild.Plugin {
+/**
+ * esbuild puts a file in the chunk shared by every chunk that can reach it, and the SDK's index
+ * modules re-export every product: their imports of the products are left out (the build fails if
+ * something uses one through them), so each product is only in its client/sentry_features/ chunk.
+ */
+export function sentryProductsApart(): esbuild.Plugin {
   return {
-    name: "sentry-chunks",
+    name: "sentry-products-apart",
     setup(build) {
-      const resolve = (path: string, resolveDir: string) =>
-        build.resolve(path, { kind: "import-statement", resolveDir });
-      // The build may read only the project (`--allow-read=.`), whose node_modules can be a link
-      // (a test's copy of the project): a package's file is read through it.
-      const read = (path: string) => {
-        const inModules = path.indexOf("/node_modules/");
-        const inside = inProject(root, path) !== "" || inModules < 0;
-        return Deno.readTextFile(inside ? path : `${root}${path.slice(inModules)}`);
-      };
-      // @sentry/browser is @sentry/react's dependency, not the app's: found through it.
-      let barrel: Promise<string> | undefined;
-      const findBarrel = () =>
-        barrel ??= resolve("@sentry/react", root)
-          .then((react) => resolve("@sentry/browser", dirname(react.path)))
-          .then((browser) => browser.path);
-
-      build.onResolve({ filter: /^@sentry\/replay\/worker-bundler$/ }, async ({ kind }) => {
-        if (kind !== "entry-point") return undefined;
-        const { path, errors } = await resolve(REPLAY_WORKER, dirname(await findBarrel()));
-        return { path, errors };
-      });
-      build.onLoad({ filter: BARREL }, async ({ path }) => ({
-        contents: barrelLines(await read(path)),
-        loader: "js",
-      }));
-      build.onResolve({ filter: /^@sentry\/react$/ }, ({ importer }) => {
-        const feature = FEATURE_MODULE.exec(inProject(root, importer))?.[1];
-        return feature ? { path: feature, namespace: "sentry-feature" } : undefined;
-      });
-      build.onLoad({ filter: /.*/, namespace: "sentry-feature" }, async ({ path: feature }) => {
-        const path = await findBarrel();
-        const core = dirname((await resolve("@sentry/core/browser", dirname(path))).path);
-        const contents = [
-          // monitoring.ts has run by then; importing it keeps its code in the SDK's chunk rather
-          // than in one more chunk of its own.
-          `import ${JSON.stringify(`${root}/${MONITORING}`)};`,
-          `export * from ${JSON.stringify(path)};`,
-          barrelLines(await read(path), feature),
-          ...feature === "logs" ? [`export * as logger from "${LOGS_COPY}${core}/${LOGGER}";`] : [],
-        ].join("\n");
-        return { contents, resolveDir: dirname(path), loader: "js" };
-      });
-      build.onResolve({ filter: new RegExp(`^${LOGS_COPY}`) }, ({ path }) => ({
-        path: path.slice(LOGS_COPY.length),
-        namespace: "sentry-logs",
-      }));
+      build.initialOptions.metafile = true;
+      // External and free of side effects: esbuild drops it unless something uses it.
       build.onResolve(
-        { filter: /^\.\/internal\.js$/, namespace: "sentry-logs" },
-        ({ importer }) => ({
-          path: `${dirname(importer)}/internal.js`,
-          namespace: "sentry-logs",
-        }),
+        { filter: PRODUCT },
+        ({ importer, path }) =>
+          SDK_INDEX.test(importer) ? { path, external: true, sideEffects: false } : undefined,
       );
-      build.onLoad({ filter: /.*/, namespace: "sentry-logs" }, async ({ path }) => {
-        const contents = await read(path);
-        // Two copies of a module with state of its own would each keep theirs.
-        if (/^(let|var) /m.test(contents)) {
-          return { errors: [{ text: `${path} keeps state: the logs chunk cannot copy it` }] };
-        }
-        return { contents, resolveDir: dirname(path), loader: "js" };
+      build.onEnd(({ metafile }) => {
+        const imports = Object.values(metafile!.outputs).flatMap((out) => out.imports);
+        const used = new Set(
+          imports.filter((i) => i.external && PRODUCT.test(i.path)).map((i) => i.path),
+        );
+        if (used.size === 0) return;
+        const text = `client code uses ${[...used].sort().join(", ")} through @sentry/react, ` +
+          `which would load it on every page: Replay, Feedback, profiling and logs load after ` +
+          `hydration with their SENTRY_* settings (options in client/sentry_options.ts)`;
+        // esbuild does not print what an end callback returns.
+        if (build.initialOptions.logLevel !== "silent") console.error(`✘ [ERROR] ${text}`);
+        return { errors: [{ text }] };
       });
+      build.onResolve({ filter: /^@sentry\/(browser|core)$/ }, async ({ importer, path, kind }) => {
+        const feature = /\/client\/sentry_features\/(\w+)\.ts$/.exec(importer)?.[1];
+        const module = FEATURE_MODULES.get(`${feature} ${path}`);
+        if (module === undefined) return undefined;
+        const index = await build.resolve(path, { kind, resolveDir: dirname(importer) });
+        const at = `${dirname(index.path)}/${module}`;
+        return feature === "logs" ? { path: at, namespace: "sentry-logger" } : { path: at };
+      });
+      build.onLoad({ filter: /.*/, namespace: "sentry-logger" }, ({ path }) => ({
+        contents: `export * as logger from ${JSON.stringify(path)};`,
+        resolveDir: dirname(path),
+      }));
+      // Core's client imports the logger's internal.js too (to flush): the logger gets an instance
+      // of its own, so the code that captures logs stays in the logs chunk. Its buffer is a global
+      // singleton, which both instances share.
+      build.onResolve(
+        { filter: /^\.\/internal\.js$/ },
+        ({ importer }) =>
+          LOGGER.test(importer)
+            ? { path: `${dirname(importer)}/internal.js`, suffix: "?logger" }
+            : undefined,
+      );
     },
   };
 }

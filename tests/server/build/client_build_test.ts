@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as esbuild from "esbuild";
 import type { Metafile } from "esbuild";
 import { manifestFromMetafile } from "../../../server/build/client_build.ts";
-import { sentryImportCheck } from "../../../server/build/sentry_plugin.ts";
+import { sentryImportCheck, sentryProductsApart } from "../../../server/build/sentry_plugin.ts";
 
 const metafile = {
   outputs: {
@@ -88,5 +88,36 @@ Deno.test("the build refuses app code that imports @sentry/* itself, naming clie
   } finally {
     await esbuild.stop();
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a product used through @sentry/react fails the build, naming its settings; unused, it is left out", async () => {
+  // The real SDK, resolved from the project, as client/sentry_options.ts would import it.
+  const build = (contents: string) =>
+    esbuild.build({
+      stdin: { contents, resolveDir: Deno.cwd(), loader: "ts" },
+      bundle: true,
+      format: "esm",
+      write: false,
+      logLevel: "silent",
+      plugins: [sentryProductsApart()],
+    });
+  try {
+    const init = await build('import { init } from "@sentry/react";\ninit({});\n');
+    assert.deepEqual(init.errors, []);
+    // The products it leaves out are not imported either.
+    assert.deepEqual(Object.values(init.metafile!.outputs).flatMap((out) => out.imports), []);
+    const uses = 'import { logger, replayIntegration } from "@sentry/react";\n' +
+      'export const replay = replayIntegration();\nlogger.info("x");\n';
+    await assert.rejects(build(uses), (error: esbuild.BuildFailure) => {
+      assert.deepEqual(error.errors.map((e) => e.text), [
+        "client code uses ./logs/public-api.js, @sentry/replay through @sentry/react, which " +
+        "would load it on every page: Replay, Feedback, profiling and logs load after hydration " +
+        "with their SENTRY_* settings (options in client/sentry_options.ts)",
+      ]);
+      return true;
+    });
+  } finally {
+    await esbuild.stop();
   }
 });
