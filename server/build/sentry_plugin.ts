@@ -58,7 +58,7 @@ export function sentryProductsApart(): esbuild.Plugin {
           SDK_INDEX.test(importer) ? { path, external: true, sideEffects: false } : undefined,
       );
       build.onEnd(({ metafile }) => {
-        const imports = Object.values(metafile!.outputs).flatMap((out) => out.imports);
+        const imports = Object.values(metafile?.outputs ?? {}).flatMap((out) => out.imports);
         const used = new Set(
           imports.filter((i) => i.external && PRODUCT.test(i.path)).map((i) => i.path),
         );

@@ -40,84 +40,95 @@ Deno.test("manifestFromMetafile: entry, styles, static imports and Replay's work
   });
 });
 
-Deno.test("the build refuses app code that imports @sentry/* itself, naming client/sentry.ts", async () => {
-  const root = await Deno.makeTempDir();
-  const write = async (path: string, code: string) => {
-    await Deno.mkdir(`${root}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
-    await Deno.writeTextFile(`${root}/${path}`, code);
-  };
-  await write(
-    "client/pages/checkout.ts",
-    'import { logger } from "@sentry/react";\nlogger.info("x");\n',
-  );
-  await write("client/monitoring.ts", 'import { init } from "@sentry/react";\ninit({});\n');
-  await write(
-    "client/sentry_features/replay.ts",
-    'export { replayIntegration } from "@sentry/react";\n',
-  );
-  await write(
-    "client/typed.ts",
-    'import type { User } from "@sentry/react";\nexport const u: User = {};\n',
-  );
-  // The SDK itself is not what this build is about: whatever passes the check is left external.
-  const sdkExternal: esbuild.Plugin = {
-    name: "sdk-external",
-    setup: (b) => b.onResolve({ filter: /^@sentry\// }, ({ path }) => ({ path, external: true })),
-  };
-  const build = (entry: string) =>
-    esbuild.build({
-      entryPoints: [`${root}/${entry}`],
-      bundle: true,
-      format: "esm",
-      write: false,
-      logLevel: "silent",
-      plugins: [sentryImportCheck(root), sdkExternal],
-    });
-  try {
-    await assert.rejects(build("client/pages/checkout.ts"), (error: Error) => {
-      assert.match(
-        error.message,
-        /client\/pages\/checkout\.ts imports @sentry\/react: import client\/sentry\.ts instead/,
-      );
-      return true;
-    });
-    for (const allowed of ["client/monitoring.ts", "client/sentry_features/replay.ts"]) {
-      assert.equal((await build(allowed)).errors.length, 0, allowed);
-    }
-    assert.equal((await build("client/typed.ts")).errors.length, 0, "a type import is erased");
-  } finally {
-    await esbuild.stop();
-    await Deno.remove(root, { recursive: true });
-  }
-});
+// esbuild.stop() kills its service without waiting for it to exit.
+const ESBUILD_SERVICE = { sanitizeResources: false };
 
-Deno.test("a product used through @sentry/react fails the build, naming its settings; unused, it is left out", async () => {
-  // The real SDK, resolved from the project, as client/sentry_options.ts would import it.
-  const build = (contents: string) =>
-    esbuild.build({
-      stdin: { contents, resolveDir: Deno.cwd(), loader: "ts" },
-      bundle: true,
-      format: "esm",
-      write: false,
-      logLevel: "silent",
-      plugins: [sentryProductsApart()],
-    });
-  try {
-    const init = await build('import { init } from "@sentry/react";\ninit({});\n');
-    assert.deepEqual(init.errors, []);
-    // The products it leaves out are not imported either.
-    assert.deepEqual(Object.values(init.metafile!.outputs).flatMap((out) => out.imports), []);
-    const uses = 'import { logger, replayIntegration } from "@sentry/react";\n' +
-      'export const replay = replayIntegration();\nlogger.info("x");\n';
-    await assert.rejects(build(uses), (error: esbuild.BuildFailure) => {
-      assert.deepEqual(error.errors.map((e) => e.text), [
-        "client code uses ./logs/public-api.js, @sentry/replay through @sentry/react, which " +
-        "would load it on every page: Replay, Feedback, profiling and logs load after hydration " +
-        "with their SENTRY_* settings (options in client/sentry_options.ts)",
-      ]);
-      return true;
-    });
-  } finally {
-    await esbuild.stop();
-  }
-});
+Deno.test(
+  "the build refuses app code that imports @sentry/* itself, naming client/sentry.ts",
+  ESBUILD_SERVICE,
+  async () => {
+    const root = await Deno.makeTempDir();
+    const write = async (path: string, code: string) => {
+      await Deno.mkdir(`${root}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
+      await Deno.writeTextFile(`${root}/${path}`, code);
+    };
+    await write(
+      "client/pages/checkout.ts",
+      'import { logger } from "@sentry/react";\nlogger.info("x");\n',
+    );
+    await write("client/monitoring.ts", 'import { init } from "@sentry/react";\ninit({});\n');
+    await write(
+      "client/sentry_features/replay.ts",
+      'export { replayIntegration } from "@sentry/react";\n',
+    );
+    await write(
+      "client/typed.ts",
+      'import type { User } from "@sentry/react";\nexport const u: User = {};\n',
+    );
+    // The SDK itself is not what this build is about: whatever passes the check is left external.
+    const sdkExternal: esbuild.Plugin = {
+      name: "sdk-external",
+      setup: (b) => b.onResolve({ filter: /^@sentry\// }, ({ path }) => ({ path, external: true })),
+    };
+    const build = (entry: string) =>
+      esbuild.build({
+        entryPoints: [`${root}/${entry}`],
+        bundle: true,
+        format: "esm",
+        write: false,
+        logLevel: "silent",
+        plugins: [sentryImportCheck(root), sdkExternal],
+      });
+    try {
+      await assert.rejects(build("client/pages/checkout.ts"), (error: Error) => {
+        assert.match(
+          error.message,
+          /client\/pages\/checkout\.ts imports @sentry\/react: import client\/sentry\.ts instead/,
+        );
+        return true;
+      });
+      for (const allowed of ["client/monitoring.ts", "client/sentry_features/replay.ts"]) {
+        assert.equal((await build(allowed)).errors.length, 0, allowed);
+      }
+      assert.equal((await build("client/typed.ts")).errors.length, 0, "a type import is erased");
+    } finally {
+      await esbuild.stop();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "the build refuses a product used through @sentry/react, naming the SENTRY_* settings",
+  ESBUILD_SERVICE,
+  async () => {
+    // The real SDK, resolved from the project, as client/sentry_options.ts would import it.
+    const build = (contents: string) =>
+      esbuild.build({
+        stdin: { contents, resolveDir: Deno.cwd(), loader: "ts" },
+        bundle: true,
+        format: "esm",
+        write: false,
+        logLevel: "silent",
+        plugins: [sentryProductsApart()],
+      });
+    try {
+      const init = await build('import { init } from "@sentry/react";\ninit({});\n');
+      assert.deepEqual(init.errors, []);
+      // Unused, the products it leaves out are not imported either.
+      assert.deepEqual(Object.values(init.metafile!.outputs).flatMap((out) => out.imports), []);
+      const uses = 'import { logger, replayIntegration } from "@sentry/react";\n' +
+        'export const replay = replayIntegration();\nlogger.info("x");\n';
+      await assert.rejects(build(uses), (error: esbuild.BuildFailure) => {
+        assert.deepEqual(error.errors.map((e) => e.text), [
+          "client code uses ./logs/public-api.js, @sentry/replay through @sentry/react, which " +
+          "would load it on every page: Replay, Feedback, profiling and logs load after hydration " +
+          "with their SENTRY_* settings (options in client/sentry_options.ts)",
+        ]);
+        return true;
+      });
+    } finally {
+      await esbuild.stop();
+    }
+  },
+);
