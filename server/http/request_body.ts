@@ -84,17 +84,45 @@ export class RequestBody {
     });
   }
 
-  /** The next chunk (the caller's to keep), or undefined at the end; rejects once stopped. */
+  /** The next chunk (the caller's to keep), or undefined at the end; rejects once stopped. Every
+   * READS_PER_TURN reads, other connections get a turn first. */
   async next(): Promise<Bytes | undefined> {
-    const byob = this.#reader instanceof ReadableStreamBYOBReader;
-    const buffer = byob ? this.#spare ?? new ArrayBuffer(READ_BYTES) : undefined;
-    this.#spare = undefined; // the read takes it over
-    // Always the whole buffer: in Deno 2.9 a read offered only a few bytes may never resolve.
-    const { done, value } = await this.#read(buffer && new Uint8Array(buffer));
-    if (!done && value.byteLength * 2 >= value.buffer.byteLength) return value;
+    if (this.cause !== undefined) throw this.cause;
+    if (this.done || (this.#reader === undefined && !this.whole)) {
+      this.done = true;
+      return undefined;
+    }
+    if (this.reads > 0 && this.reads % READS_PER_TURN === 0) await this.until(nextTurn());
+    const read = this.#read();
+    this.#pending = read.catch(() => {});
+    let result: ReadableStreamReadResult<Bytes>;
+    try {
+      result = await this.until(read);
+    } catch {
+      this.stop("client"); // a body that errors is a client gone mid-upload
+      throw this.cause;
+    }
+    const { declared } = this;
+    if (result.done) {
+      if (declared !== null && this.received !== declared) return this.#fail("client");
+      this.done = true;
+      return undefined;
+    }
+    const chunk = result.value;
+    this.reads++;
+    this.received += chunk.byteLength;
+    if (this.received > this.maxBytes) return this.#fail("too-large");
+    if (this.reads > FREE_READS && this.received < this.reads * MIN_AVERAGE_READ) {
+      return this.#fail("fragmented");
+    }
+    if (declared !== null && this.received >= declared) {
+      if (this.received > declared) return this.#fail("client");
+      this.done = true;
+    }
+    if (chunk.byteLength * 2 >= chunk.buffer.byteLength) return chunk;
     // A small chunk is copied, and its buffer kept for the next read: it never pins 64 KiB.
-    if (byob && value) this.#spare = value.buffer; // a BYOB read hands it back at the end too
-    return done ? undefined : value.slice();
+    if (this.#reader instanceof ReadableStreamBYOBReader) this.#spare = chunk.buffer;
+    return chunk.slice();
   }
 
   /** The rest of the body in one buffer: as large as the Content-Length, else doubled as needed. */
@@ -127,46 +155,14 @@ export class RequestBody {
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
-  // One read, into `view` for a BYOB reader: at most one body read pending, the body's limits
-  // checked, and other connections given a turn every READS_PER_TURN reads.
-  async #read(view?: Uint8Array<ArrayBuffer>): Promise<ReadableStreamReadResult<Bytes>> {
-    if (this.cause !== undefined) throw this.cause;
-    if (this.done || (this.#reader === undefined && !this.whole)) {
-      this.done = true;
-      return { done: true, value: undefined };
-    }
-    if (this.reads > 0 && this.reads % READS_PER_TURN === 0) await this.until(nextTurn());
+  #read(): Promise<ReadableStreamReadResult<Bytes>> {
     const reader = this.#reader;
-    const read: Promise<ReadableStreamReadResult<Bytes>> = reader === undefined
-      ? this.req.bytes().then((value) => ({ done: false as const, value }))
-      : reader instanceof ReadableStreamBYOBReader
-      ? reader.read(view!)
-      : reader.read();
-    this.#pending = read.catch(() => {});
-    let result: ReadableStreamReadResult<Bytes>;
-    try {
-      result = await this.until(read);
-    } catch {
-      this.stop("client"); // a body that errors is a client gone mid-upload
-      throw this.cause;
-    }
-    const { declared } = this;
-    if (result.done) {
-      if (declared !== null && this.received !== declared) return this.#fail("client");
-      this.done = true;
-      return result;
-    }
-    this.reads++;
-    this.received += result.value.byteLength;
-    if (this.received > this.maxBytes) return this.#fail("too-large");
-    if (this.reads > FREE_READS && this.received < this.reads * MIN_AVERAGE_READ) {
-      return this.#fail("fragmented");
-    }
-    if (declared !== null && this.received >= declared) {
-      if (this.received > declared) return this.#fail("client");
-      this.done = true;
-    }
-    return result;
+    if (reader === undefined) return this.req.bytes().then((value) => ({ done: false, value }));
+    if (!(reader instanceof ReadableStreamBYOBReader)) return reader.read();
+    // A whole buffer each time: in Deno 2.9 a read offered only a few bytes may never resolve.
+    const buffer = this.#spare ?? new ArrayBuffer(READ_BYTES);
+    this.#spare = undefined; // the read takes it over
+    return reader.read(new Uint8Array(buffer)) as Promise<ReadableStreamReadResult<Bytes>>;
   }
 
   #fail(cause: StopCause): never {
