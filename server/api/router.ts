@@ -1,5 +1,5 @@
 /** API routes (routes.ts): their context (request id, address, bounded JSON body), JSON errors. */
-import { answerText } from "../http/error_pages.ts";
+import { answerOrElse, answerText } from "../http/error_pages.ts";
 import { clientAddress, type ContextHandler } from "../http/request_context.ts";
 import { clientKey } from "../rate_limit.ts";
 import { ApiError, createJsonReader, type JsonBodyOptions } from "./json_body.ts";
@@ -70,12 +70,7 @@ function withContext(
       clientAddress: address,
       json: <T>() => readJson(req, clientKey(address)) as Promise<T>,
     };
-    try {
-      const res = handler(req, api);
-      return res instanceof Promise ? res.catch(refusal) : res;
-    } catch (error) {
-      return refusal(error);
-    }
+    return answerOrElse(() => handler(req, api), refusal);
   };
 }
 

@@ -58,12 +58,18 @@ export function lastResortResponse(error: unknown): Response {
 
 /** `handler`, answering {@link lastResortResponse} on a throw: `deno serve` ignores `onError`. */
 export function withLastResort(handler: Handler): Handler {
-  return (req, info) => {
-    try {
-      const res = handler(req, info);
-      return res instanceof Promise ? res.catch(lastResortResponse) : res;
-    } catch (error) {
-      return lastResortResponse(error);
-    }
-  };
+  return (req, info) => answerOrElse(() => handler(req, info), lastResortResponse);
+}
+
+/** `answer()`, or `onError`'s answer when it throws or rejects; synchronous when `answer` is. */
+export function answerOrElse(
+  answer: () => Response | Promise<Response>,
+  onError: (error: unknown) => Response,
+): Response | Promise<Response> {
+  try {
+    const res = answer();
+    return res instanceof Promise ? res.catch(onError) : res;
+  } catch (error) {
+    return onError(error);
+  }
 }
