@@ -10,6 +10,7 @@ import {
 } from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { escapeHtml } from "../http/html.ts";
+import { contentEncoding } from "../tunnel/policy.ts";
 
 /** One thing an SDK reported, as the inbox page lists it. */
 export interface InboxEntry {
@@ -100,14 +101,6 @@ function toEntry(event: Event, type: string, source: InboxEntry["source"]): Inbo
   return { source, kind: "error", title, stack, traceId };
 }
 
-// The encodings the tunnel accepts, by the names DecompressionStream knows them.
-const DECODERS = new Map<string, CompressionFormat>([
-  ["gzip", "gzip"],
-  ["x-gzip", "gzip"],
-  ["deflate", "deflate"],
-  ["br", "brotli" as CompressionFormat],
-]);
-
 /** The tunnel's upstream fetch: envelopes for the inbox's DSN land here, others go upstream. */
 export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetch {
   const inboxHost = new URL(DEV_INBOX_DSN).host;
@@ -117,9 +110,11 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetc
       return upstream(input, init);
     }
     const request = new Request(input, init);
-    const decoder = DECODERS.get(request.headers.get("content-encoding") ?? "");
-    const body = decoder
-      ? request.body!.pipeThrough(new DecompressionStream(decoder))
+    // What the tunnel accepts, by the names DecompressionStream knows them.
+    const encoding = contentEncoding(request.headers.get("content-encoding"));
+    const format = encoding === "br" ? "brotli" : encoding === "unsupported" ? null : encoding;
+    const body = format
+      ? request.body!.pipeThrough(new DecompressionStream(format as CompressionFormat))
       : request.body;
     try {
       inbox.add(await new Response(body).bytes(), "browser");
