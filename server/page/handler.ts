@@ -149,12 +149,10 @@ export function createPageHandlers(
     };
   };
 
-  const prerenderedHandler =
-    (answer: (ctx: RequestContext) => Response): ContextHandler => (_req, _info, ctx) =>
-      answer(ctx);
   const pages = new Map<string, ContextHandler>();
   for (const [path, page] of deps.pages.pages) {
-    pages.set(path, prerenderedHandler(prerendered(page, 200, true)));
+    const answer = prerendered(page, 200, true);
+    pages.set(path, (_req, _info, ctx) => answer(ctx));
   }
   const live = deps.live;
   for (const [path, loader] of Object.entries(live?.loaders ?? {})) {
