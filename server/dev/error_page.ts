@@ -5,6 +5,7 @@
 import { stripVTControlCharacters } from "node:util";
 import { DEV_PATHS } from "../constants.ts";
 import { apiError, isApiPath } from "../api/router.ts";
+import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
 
 /** What went wrong, as the error page shows it. */
@@ -69,13 +70,7 @@ ${failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : ""
 </body>
 </html>
 `;
-  return new Response(html, {
-    status: 500,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; ` +
-        `style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
-    },
-  });
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; ` +
+    `connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
+  return answerText(500, "text/html; charset=utf-8", html, { "content-security-policy": csp });
 }

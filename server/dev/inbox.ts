@@ -9,6 +9,7 @@ import {
   parseEnvelope,
 } from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
+import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
 import { contentEncoding } from "../tunnel/policy.ts";
 
@@ -151,12 +152,7 @@ logs), newest first (the last ${inbox.limit}, in memory:
 a restart empties it). Set <code>SENTRY_DSN</code> to send to Sentry instead.</p>
 <ol>${items.join("\n") || "<p>Nothing yet.</p>"}</ol></body></html>
 `;
-  return new Response(html, {
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      // No script at all; the one inline style is the page's own, and all it shows is escaped.
-      "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'`,
-    },
-  });
+  // No script at all; the one inline style is the page's own, and all it shows is escaped.
+  const csp = { "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'` };
+  return answerText(200, "text/html; charset=utf-8", html, csp);
 }
