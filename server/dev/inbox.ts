@@ -56,17 +56,31 @@ type Item = Event & {
 };
 
 function toEntries(type: string, item: Item, source: InboxEntry["source"]): InboxEntry[] {
+  const traceId = item.contexts?.trace?.trace_id;
   switch (type) {
-    case "event":
-    case "transaction":
-      return [toEntry(item, type, source)];
+    case "event": {
+      // Chained exceptions come cause first: the last one is what was thrown.
+      const thrown = item.exception?.values?.at(-1);
+      const title = thrown
+        ? [thrown.type, thrown.value].filter(Boolean).join(": ")
+        : item.message ?? item.logentry?.message ?? "(no message)";
+      // Sentry lists frames outermost first; people read stacks innermost first.
+      const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
+        `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter(Boolean).join(":")})`
+      ).join("\n");
+      return [{ source, kind: "error", title, stack, traceId }];
+    }
+    case "transaction": {
+      const ms = Math.round(((item.timestamp ?? 0) - (item.start_timestamp ?? 0)) * 1000);
+      return [{ source, kind: "transaction", title: `${item.transaction} (${ms} ms)`, traceId }];
+    }
     case "replay_event": {
       const title = `${item.replay_type} replay ${item.replay_id}, segment ${item.segment_id}`;
       return [{ source, kind: "replay", title, traceId: item.trace_ids?.[0] }];
     }
     case "feedback": {
       const title = String(item.contexts?.feedback?.message ?? "(no message)");
-      return [{ source, kind: "feedback", title, traceId: item.contexts?.trace?.trace_id }];
+      return [{ source, kind: "feedback", title, traceId }];
     }
     case "profile": {
       const [transaction] = item.transactions ?? [];
@@ -82,24 +96,6 @@ function toEntries(type: string, item: Item, source: InboxEntry["source"]): Inbo
       }));
   }
   return [];
-}
-
-function toEntry(event: Event, type: string, source: InboxEntry["source"]): InboxEntry {
-  const traceId = event.contexts?.trace?.trace_id;
-  if (type === "transaction") {
-    const ms = Math.round(((event.timestamp ?? 0) - (event.start_timestamp ?? 0)) * 1000);
-    return { source, kind: "transaction", title: `${event.transaction} (${ms} ms)`, traceId };
-  }
-  // Chained exceptions come cause first: the last one is what was thrown.
-  const thrown = event.exception?.values?.at(-1);
-  const title = thrown
-    ? [thrown.type, thrown.value].filter(Boolean).join(": ")
-    : event.message ?? event.logentry?.message ?? "(no message)";
-  // Sentry lists frames outermost first; people read stacks innermost first.
-  const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
-    `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter((p) => p).join(":")})`
-  ).join("\n");
-  return { source, kind: "error", title, stack, traceId };
 }
 
 /** The tunnel's upstream fetch: envelopes for the inbox's DSN land here, others go upstream. */
