@@ -14,7 +14,7 @@ import type { Monitoring } from "./monitoring/monitoring.ts";
 import { createPageHandlers, type LivePages } from "./page/handler.ts";
 import type { RenderedPages } from "./page/rendered_pages.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
-import { internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
+import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
 import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
@@ -148,11 +148,6 @@ function throwDebugError(): never {
 }
 
 function healthHandler(release: string): Handler {
-  const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
-  const headers = {
-    "content-type": "application/json",
-    "cache-control": "no-store",
-    "content-length": String(body.length),
-  };
-  return () => new Response(body, { headers });
+  const body = JSON.stringify({ status: "ok", release });
+  return () => answerText(200, "application/json", body);
 }
