@@ -83,7 +83,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ?? platformFetch;
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  // With per-client limits on, one client holds at most half the slots.
   const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
   const takeSlot = createBodySlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
