@@ -8,11 +8,8 @@ import {
   isApiPath,
 } from "./api/router.ts";
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
-import type { Manifest } from "./build/manifest.ts";
 import type { Config } from "./lifecycle/config.ts";
-import type { Monitoring } from "./monitoring/monitoring.ts";
-import { createPageHandlers, type LivePages } from "./page/handler.ts";
-import type { RenderedPages } from "./page/rendered_pages.ts";
+import { createPageHandlers, type PageDeps } from "./page/handler.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
@@ -22,15 +19,8 @@ import { caught, type Report, type Route, route, serveRoutes } from "./http/serv
 import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
-export interface AppDeps {
-  readonly config: Config;
-  readonly manifest: Manifest;
+export interface AppDeps extends PageDeps {
   readonly staticIndex: StaticIndex;
-  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
-  readonly pages: RenderedPages;
-  /** The release reported to monitoring and on /healthz. */
-  readonly release: string;
-  readonly monitoring: Monitoring;
   /** Upstream fetch for the tunnel (the dev inbox's); the platform's by default. */
   readonly fetch?: typeof fetch;
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
@@ -39,8 +29,6 @@ export interface AppDeps {
   readonly logLine?: LogLine;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
-  /** Pages with loaders (server/loaders.ts), when there are any. */
-  readonly live?: LivePages;
 }
 
 /** Build the app's handler. */
