@@ -187,14 +187,13 @@ async function post(
   signal: AbortSignal,
 ): Promise<Response> {
   const init = { method: "POST", headers, body, redirect: "manual", signal, duplex: "half" };
-  try {
-    return await upstreamFetch(url, init as RequestInit);
-  } catch (error) {
+  const send = () => upstreamFetch(url, init as RequestInit);
+  return await send().catch((error) => {
     if (!(body instanceof Uint8Array) || !(error instanceof TypeError) || signal.aborted) {
       throw error;
     }
-    return await upstreamFetch(url, init as RequestInit);
-  }
+    return send();
+  });
 }
 
 /** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
