@@ -123,16 +123,15 @@ export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDe
 type LogLine = (line: string) => void;
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
+let debugErrors = 0;
 function throwDebugError(): never {
   // Two lines defeat Sentry's dedupe of a repeat of the last error; grouping keeps one issue.
-  const self = throwDebugError as typeof throwDebugError & { calls?: number };
-  self.calls = (self.calls ?? 0) + 1;
   const message = "Debug error from GET /debug/error: server monitoring works";
   const twins = [
     new Error(message),
     new Error(message),
   ];
-  throw twins[self.calls % 2];
+  throw twins[++debugErrors % 2];
 }
 
 function healthHandler(release: string): Handler {
