@@ -139,11 +139,8 @@ const stdoutWriters = new Map<LogFormat, ReturnType<typeof createLogWriter>>();
 
 /** A function that queues a line for stdout, through the process's writer for `format`. */
 export function stdoutLog(format: LogFormat): (line: string) => void {
-  let writer = stdoutWriters.get(format);
-  if (writer === undefined) {
-    stdoutWriters.set(format, writer = createLogWriter(Deno.stdout, format));
-  }
-  return writer.write;
+  if (!stdoutWriters.has(format)) stdoutWriters.set(format, createLogWriter(Deno.stdout, format));
+  return stdoutWriters.get(format)!.write;
 }
 
 /** Write out every queued line at shutdown, within `timeoutMs`; say on stderr what could not be. */
