@@ -15,11 +15,10 @@ const ROOT = new URL("../../", import.meta.url).href;
 /** The dev tools; throws a {@link StartupError} if the inbox would listen beyond this machine. */
 export function startDevTools(config: Config): DevTools {
   if (config.devInbox && !isLoopbackHost(config.host)) {
+    const host = JSON.stringify(config.host);
     throw new StartupError(
       `DEV_INBOX: the dev inbox shows monitoring data to anyone who can reach it; listen on ` +
-        `127.0.0.1 (HOST=127.0.0.1) or set DEV_INBOX=false, got HOST=${
-          JSON.stringify(config.host)
-        }`,
+        `127.0.0.1 (HOST=127.0.0.1) or set DEV_INBOX=false, got HOST=${host}`,
     );
   }
   const inbox = config.devInbox ? new DevInbox() : undefined;

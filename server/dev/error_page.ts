@@ -51,6 +51,7 @@ export function errorResponse(req: Request, failure: Failure): Response {
   const message = describe(failure);
   if (isApiPath(new URL(req.url).pathname)) return apiError(500, message);
   const nonce = crypto.randomUUID();
+  const where = failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : "";
   const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -63,9 +64,7 @@ h1 { color: #ff6b6b; font-size: 1.3rem; } .where { color: #8ecbff; } pre { white
 </head>
 <body id="dev-error">
 <h1>${escapeHtml(failure.title)}</h1>
-${failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : ""}<pre>${
-    escapeHtml(failure.detail)
-  }</pre>
+${where}<pre>${escapeHtml(failure.detail)}</pre>
 <p>Fix the file and save: this page reloads by itself.</p>
 </body>
 </html>

@@ -20,9 +20,8 @@ export interface RequestRecord {
 export function formatRecord(record: RequestRecord, format: LogFormat): string {
   const { time, method, path, status, durationMs, bytes, requestId } = record;
   if (format === "json") return json({ time, method, path, status, durationMs, bytes, requestId });
-  return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${
-    text(requestId)
-  }`;
+  const id = text(requestId);
+  return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${id}`;
 }
 
 /** One envelope the tunnel did not deliver as one line (no newline), under the request's id. */
