@@ -110,9 +110,7 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetc
     // What the tunnel accepts, by the names DecompressionStream knows them.
     const encoding = contentEncoding(request.headers.get("content-encoding"));
     const format = encoding === "br" ? "brotli" : encoding === "unsupported" ? null : encoding;
-    const body = format
-      ? request.body!.pipeThrough(new DecompressionStream(format as CompressionFormat))
-      : request.body;
+    const body = format ? request.body!.pipeThrough(new DecompressionStream(format)) : request.body;
     try {
       inbox.add(await new Response(body).bytes(), "browser");
     } catch {

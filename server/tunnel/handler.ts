@@ -223,7 +223,7 @@ async function relay(upstream: Response): Promise<Response | Rejection> {
     length += chunk.byteLength;
     // Leaving the loop cancels the rest.
     if (length > MAX_ANSWER_BYTES) return { status: 502, reason: "ingest response too large" };
-    chunks.push(chunk as Uint8Array<ArrayBuffer>);
+    chunks.push(chunk);
   }
   return new Response(new Blob(chunks), { status, headers });
 }
