@@ -1,4 +1,5 @@
 /** Browser entry: start loading monitoring if configured, then hydrate the server's render. */
+import type { ErrorInfo } from "react";
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { readClientConfig, readPageData } from "./config.ts";
@@ -33,17 +34,15 @@ hydrateRoot(
     <App page={page} data={data} />
   </ErrorBoundary>,
   {
-    onUncaughtError: (error, info) =>
-      report(error, "react.uncaught", false, info.componentStack ?? undefined),
-    onCaughtError: (error, info) =>
-      report(error, "react.caught", true, info.componentStack ?? undefined),
-    onRecoverableError: (error, info) =>
-      report(error, "react.recoverable", true, info.componentStack ?? undefined),
+    onUncaughtError: (error, info) => report(error, info, "react.uncaught", false),
+    onCaughtError: (error, info) => report(error, info, "react.caught", true),
+    onRecoverableError: (error, info) => report(error, info, "react.recoverable", true),
   },
 );
 
-function report(error: unknown, mechanism: string, handled: boolean, componentStack?: string) {
+function report(error: unknown, info: ErrorInfo, mechanism: string, handled: boolean) {
   // Keep React's default of logging to the console, so problems are visible while developing.
   console.error(error);
+  const componentStack = info.componentStack ?? undefined;
   if (config.sentry) errors.capture(error, { mechanism, handled, componentStack });
 }

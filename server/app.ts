@@ -8,13 +8,10 @@ import {
   isApiPath,
 } from "./api/router.ts";
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
-import type { Manifest } from "./build/manifest.ts";
 import type { Config } from "./lifecycle/config.ts";
-import type { Monitoring } from "./monitoring/monitoring.ts";
-import { createPageHandlers, type LivePages } from "./page/handler.ts";
-import type { RenderedPages } from "./page/rendered_pages.ts";
+import { createPageHandlers, type PageDeps } from "./page/handler.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
-import { internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
+import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
 import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
@@ -22,15 +19,8 @@ import { caught, type Report, type Route, route, serveRoutes } from "./http/serv
 import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
-export interface AppDeps {
-  readonly config: Config;
-  readonly manifest: Manifest;
+export interface AppDeps extends PageDeps {
   readonly staticIndex: StaticIndex;
-  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
-  readonly pages: RenderedPages;
-  /** The release reported to monitoring and on /healthz. */
-  readonly release: string;
-  readonly monitoring: Monitoring;
   /** Upstream fetch for the tunnel (the dev inbox's); the platform's by default. */
   readonly fetch?: typeof fetch;
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
@@ -39,8 +29,6 @@ export interface AppDeps {
   readonly logLine?: LogLine;
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
-  /** Pages with loaders (server/loaders.ts), when there are any. */
-  readonly live?: LivePages;
 }
 
 /** Build the app's handler. */
@@ -135,24 +123,18 @@ export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDe
 type LogLine = (line: string) => void;
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
+let debugErrors = 0;
 function throwDebugError(): never {
   // Two lines defeat Sentry's dedupe of a repeat of the last error; grouping keeps one issue.
-  const self = throwDebugError as typeof throwDebugError & { calls?: number };
-  self.calls = (self.calls ?? 0) + 1;
   const message = "Debug error from GET /debug/error: server monitoring works";
   const twins = [
     new Error(message),
     new Error(message),
   ];
-  throw twins[self.calls % 2];
+  throw twins[++debugErrors % 2];
 }
 
 function healthHandler(release: string): Handler {
-  const body = new TextEncoder().encode(JSON.stringify({ status: "ok", release }));
-  const headers = {
-    "content-type": "application/json",
-    "cache-control": "no-store",
-    "content-length": String(body.length),
-  };
-  return () => new Response(body, { headers });
+  const body = JSON.stringify({ status: "ok", release });
+  return () => answerText(200, "application/json", body);
 }

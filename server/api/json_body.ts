@@ -22,13 +22,13 @@ export const API_BODY_TIMEOUT_MS = 30_000;
 
 /** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
 export class ApiError extends Error {
+  override name = "ApiError";
   constructor(
     readonly status: number,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
-    this.name = "ApiError";
   }
 }
 
@@ -56,15 +56,11 @@ export function createJsonReader(options: JsonBodyOptions) {
   const refusal = (cause: StopCause | undefined, reading: boolean): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
     if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
-    if (cause === "timeout" && !reading) {
-      return new ApiError(503, "too many request bodies in flight; retry later", {
-        "retry-after": "5",
-      });
-    }
-    if (cause === "timeout") {
-      return new ApiError(408, `request body not received within ${timeoutMs} ms`);
-    }
-    return new ApiError(400, "request body not received"); // the client broke off its upload
+    // The client broke off its upload.
+    if (cause !== "timeout") return new ApiError(400, "request body not received");
+    if (reading) return new ApiError(408, `request body not received within ${timeoutMs} ms`);
+    const retry = { "retry-after": "5" };
+    return new ApiError(503, "too many request bodies in flight; retry later", retry);
   };
 
   return async (req: Request, client: string): Promise<unknown> => {

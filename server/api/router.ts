@@ -1,4 +1,5 @@
 /** API routes (routes.ts): their context (request id, address, bounded JSON body), JSON errors. */
+import { answerOrElse, answerText } from "../http/error_pages.ts";
 import { clientAddress, type ContextHandler } from "../http/request_context.ts";
 import { clientKey } from "../rate_limit.ts";
 import { ApiError, createJsonReader, type JsonBodyOptions } from "./json_body.ts";
@@ -69,12 +70,7 @@ function withContext(
       clientAddress: address,
       json: <T>() => readJson(req, clientKey(address)) as Promise<T>,
     };
-    try {
-      const res = handler(req, api);
-      return res instanceof Promise ? res.catch(refusal) : res;
-    } catch (error) {
-      return refusal(error);
-    }
+    return answerOrElse(() => handler(req, api), refusal);
   };
 }
 
@@ -91,12 +87,7 @@ export function isApiPath(path: string): boolean {
 
 /** A JSON error answer, `{"error": message}`, never cached. */
 export function apiError(status: number, message: string, headers: HeadersInit = {}): Response {
-  const body = new TextEncoder().encode(JSON.stringify({ error: message }));
-  const h = new Headers(headers);
-  h.set("content-type", "application/json");
-  h.set("cache-control", "no-store");
-  h.set("content-length", String(body.length));
-  return new Response(body, { status, headers: h });
+  return answerText(status, "application/json", JSON.stringify({ error: message }), headers);
 }
 
 /** 404 for a path under the prefix that no API route declares. */

@@ -21,17 +21,13 @@ const FEATURE_MODULES = new Map([
 ]);
 const LOGGER = /\/@sentry\/core\/build\/esm\/logs\/public-api\.js$/;
 
-// A path relative to the project, or "" outside it.
-const inProject = (root: string, path: string) =>
-  path.startsWith(`${root}/`) ? path.slice(root.length + 1) : "";
-
 /** Fail the build when app code imports `@sentry/*` itself instead of `client/sentry.ts`. */
 export function sentryImportCheck(root: string): esbuild.Plugin {
   return {
     name: "sentry-import-check",
     setup(build) {
       build.onResolve({ filter: /^@sentry\// }, ({ importer, path }) => {
-        const from = inProject(root, importer);
+        const from = importer.startsWith(`${root}/`) ? importer.slice(root.length + 1) : "";
         if (!from.startsWith("client/") || SDK_IMPORTERS.test(from)) return undefined;
         const text = `${from} imports ${path}: import client/sentry.ts instead, which loads ` +
           `the SDK after hydration (importing it puts all of it before)`;

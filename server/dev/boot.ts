@@ -4,7 +4,7 @@
  */
 import type { DevTools } from "../lifecycle/boot.ts";
 import { type Config, StartupError } from "../lifecycle/config.ts";
-import type { RenderedPage, RenderedPages } from "../page/rendered_pages.ts";
+import type { RenderedPages } from "../page/rendered_pages.ts";
 import { DEV_PATHS, SERVER_BUNDLE } from "../constants.ts";
 import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
 import { errorResponse, type Failure, locate } from "./error_page.ts";
@@ -15,11 +15,10 @@ const ROOT = new URL("../../", import.meta.url).href;
 /** The dev tools; throws a {@link StartupError} if the inbox would listen beyond this machine. */
 export function startDevTools(config: Config): DevTools {
   if (config.devInbox && !isLoopbackHost(config.host)) {
+    const host = JSON.stringify(config.host);
     throw new StartupError(
       `DEV_INBOX: the dev inbox shows monitoring data to anyone who can reach it; listen on ` +
-        `127.0.0.1 (HOST=127.0.0.1) or set DEV_INBOX=false, got HOST=${
-          JSON.stringify(config.host)
-        }`,
+        `127.0.0.1 (HOST=127.0.0.1) or set DEV_INBOX=false, got HOST=${host}`,
     );
   }
   const inbox = config.devInbox ? new DevInbox() : undefined;
@@ -28,7 +27,7 @@ export function startDevTools(config: Config): DevTools {
   return {
     transport: inbox && inboxTransport(inbox),
     tunnelFetch: (upstream) => inbox ? inboxFetch(inbox, upstream) : upstream,
-    renderPages: config.devMode ? () => renderPages(failedPages) : undefined,
+    renderPages: config.devMode ? () => renderDevPages(failedPages) : undefined,
     // In front of the app, so neither traced (the inbox would fill itself) nor request-logged
     // (the reload stream stays open for hours).
     wrap: (app) => (req, info) => {
@@ -41,30 +40,17 @@ export function startDevTools(config: Config): DevTools {
 }
 
 // Not imported above: the inbox alone (DEV_INBOX without DEV_MODE) never loads React.
-async function renderPages(failed: Map<string, Failure>): Promise<RenderedPages> {
-  const [{ renderPage }, { routes, App }, { loaders }] = await Promise.all([
+async function renderDevPages(failed: Map<string, Failure>): Promise<RenderedPages> {
+  const [{ renderPages }, { routes, App }, { loaders }] = await Promise.all([
     import("../page/render.ts"),
     import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
     import("../loaders.ts"),
   ]);
-  const pages = new Map<string, RenderedPage>();
-  for (const [path, page] of routes.pages) {
-    // Pages with a loader render per request, with their data.
-    if (Object.hasOwn(loaders, path)) continue;
-    try {
-      pages.set(path, renderPage(page, App));
-    } catch (error) {
-      const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
-      failed.set(path, { title: `Rendering ${path} failed`, where, detail: text });
-      console.error(`dev: rendering ${path} failed${where ? ` at ${where}` : ""}:`, error);
-    }
-  }
-  // The not-found page stands for every other path: if it throws, the server cannot start.
-  return {
-    pages,
-    notFound: renderPage(routes.notFound, App),
-    error: renderPage(routes.error, App),
-  };
+  return renderPages(routes, App, new Set(Object.keys(loaders)), (path, error) => {
+    const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
+    failed.set(path, { title: `Rendering ${path} failed`, where, detail: text });
+    console.error(`dev: rendering ${path} failed${where ? ` at ${where}` : ""}:`, error);
+  });
 }
 
 /** Whether a listen address only accepts connections from this machine. */

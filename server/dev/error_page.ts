@@ -5,6 +5,7 @@
 import { stripVTControlCharacters } from "node:util";
 import { DEV_PATHS } from "../constants.ts";
 import { apiError, isApiPath } from "../api/router.ts";
+import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
 
 /** What went wrong, as the error page shows it. */
@@ -50,6 +51,7 @@ export function errorResponse(req: Request, failure: Failure): Response {
   const message = describe(failure);
   if (isApiPath(new URL(req.url).pathname)) return apiError(500, message);
   const nonce = crypto.randomUUID();
+  const where = failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : "";
   const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -62,20 +64,12 @@ h1 { color: #ff6b6b; font-size: 1.3rem; } .where { color: #8ecbff; } pre { white
 </head>
 <body id="dev-error">
 <h1>${escapeHtml(failure.title)}</h1>
-${failure.where ? `<div class="where">${escapeHtml(failure.where)}</div>\n` : ""}<pre>${
-    escapeHtml(failure.detail)
-  }</pre>
+${where}<pre>${escapeHtml(failure.detail)}</pre>
 <p>Fix the file and save: this page reloads by itself.</p>
 </body>
 </html>
 `;
-  return new Response(html, {
-    status: 500,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; ` +
-        `style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
-    },
-  });
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; ` +
+    `connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
+  return answerText(500, "text/html; charset=utf-8", html, { "content-security-policy": csp });
 }

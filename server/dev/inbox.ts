@@ -9,7 +9,9 @@ import {
   parseEnvelope,
 } from "@sentry/core";
 import { DEV_INBOX_DSN } from "../constants.ts";
+import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
+import { contentEncoding } from "../tunnel/policy.ts";
 
 /** One thing an SDK reported, as the inbox page lists it. */
 export interface InboxEntry {
@@ -54,17 +56,31 @@ type Item = Event & {
 };
 
 function toEntries(type: string, item: Item, source: InboxEntry["source"]): InboxEntry[] {
+  const traceId = item.contexts?.trace?.trace_id;
   switch (type) {
-    case "event":
-    case "transaction":
-      return [toEntry(item, type, source)];
+    case "event": {
+      // Chained exceptions come cause first: the last one is what was thrown.
+      const thrown = item.exception?.values?.at(-1);
+      const title = thrown
+        ? [thrown.type, thrown.value].filter(Boolean).join(": ")
+        : item.message ?? item.logentry?.message ?? "(no message)";
+      // Sentry lists frames outermost first; people read stacks innermost first.
+      const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
+        `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter(Boolean).join(":")})`
+      ).join("\n");
+      return [{ source, kind: "error", title, stack, traceId }];
+    }
+    case "transaction": {
+      const ms = Math.round(((item.timestamp ?? 0) - (item.start_timestamp ?? 0)) * 1000);
+      return [{ source, kind: "transaction", title: `${item.transaction} (${ms} ms)`, traceId }];
+    }
     case "replay_event": {
       const title = `${item.replay_type} replay ${item.replay_id}, segment ${item.segment_id}`;
       return [{ source, kind: "replay", title, traceId: item.trace_ids?.[0] }];
     }
     case "feedback": {
       const title = String(item.contexts?.feedback?.message ?? "(no message)");
-      return [{ source, kind: "feedback", title, traceId: item.contexts?.trace?.trace_id }];
+      return [{ source, kind: "feedback", title, traceId }];
     }
     case "profile": {
       const [transaction] = item.transactions ?? [];
@@ -82,32 +98,6 @@ function toEntries(type: string, item: Item, source: InboxEntry["source"]): Inbo
   return [];
 }
 
-function toEntry(event: Event, type: string, source: InboxEntry["source"]): InboxEntry {
-  const traceId = event.contexts?.trace?.trace_id;
-  if (type === "transaction") {
-    const ms = Math.round(((event.timestamp ?? 0) - (event.start_timestamp ?? 0)) * 1000);
-    return { source, kind: "transaction", title: `${event.transaction} (${ms} ms)`, traceId };
-  }
-  // Chained exceptions come cause first: the last one is what was thrown.
-  const thrown = event.exception?.values?.at(-1);
-  const title = thrown
-    ? [thrown.type, thrown.value].filter(Boolean).join(": ")
-    : event.message ?? event.logentry?.message ?? "(no message)";
-  // Sentry lists frames outermost first; people read stacks innermost first.
-  const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
-    `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter((p) => p).join(":")})`
-  ).join("\n");
-  return { source, kind: "error", title, stack, traceId };
-}
-
-// The encodings the tunnel accepts, by the names DecompressionStream knows them.
-const DECODERS = new Map<string, CompressionFormat>([
-  ["gzip", "gzip"],
-  ["x-gzip", "gzip"],
-  ["deflate", "deflate"],
-  ["br", "brotli" as CompressionFormat],
-]);
-
 /** The tunnel's upstream fetch: envelopes for the inbox's DSN land here, others go upstream. */
 export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetch {
   const inboxHost = new URL(DEV_INBOX_DSN).host;
@@ -117,10 +107,10 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetc
       return upstream(input, init);
     }
     const request = new Request(input, init);
-    const decoder = DECODERS.get(request.headers.get("content-encoding") ?? "");
-    const body = decoder
-      ? request.body!.pipeThrough(new DecompressionStream(decoder))
-      : request.body;
+    // What the tunnel accepts, by the names DecompressionStream knows them.
+    const encoding = contentEncoding(request.headers.get("content-encoding"));
+    const format = encoding === "br" ? "brotli" : encoding === "unsupported" ? null : encoding;
+    const body = format ? request.body!.pipeThrough(new DecompressionStream(format)) : request.body;
     try {
       inbox.add(await new Response(body).bytes(), "browser");
     } catch {
@@ -156,12 +146,7 @@ logs), newest first (the last ${inbox.limit}, in memory:
 a restart empties it). Set <code>SENTRY_DSN</code> to send to Sentry instead.</p>
 <ol>${items.join("\n") || "<p>Nothing yet.</p>"}</ol></body></html>
 `;
-  return new Response(html, {
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      // No script at all; the one inline style is the page's own, and all it shows is escaped.
-      "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'`,
-    },
-  });
+  // No script at all; the one inline style is the page's own, and all it shows is escaped.
+  const csp = { "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'` };
+  return answerText(200, "text/html; charset=utf-8", html, csp);
 }

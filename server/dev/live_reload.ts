@@ -3,6 +3,7 @@
  * the page when the id changes (a restart, or the error page taking over or giving back).
  */
 import { DEV_PATHS } from "../constants.ts";
+import { answerText } from "../http/error_pages.ts";
 
 // Read on every request: the file is in no module graph, so the next page load gets an edit.
 const DEV_CLIENT_FILE = new URL("../../client/dev_client.js", import.meta.url);
@@ -20,12 +21,7 @@ export function liveReload(
     const { pathname } = new URL(req.url);
     if (pathname === DEV_PATHS.client) {
       return Deno.readTextFile(DEV_CLIENT_FILE).then((script) =>
-        new Response(script, {
-          headers: {
-            "content-type": "text/javascript; charset=utf-8",
-            "cache-control": "no-store",
-          },
-        })
+        answerText(200, "text/javascript; charset=utf-8", script)
       );
     }
     if (pathname !== DEV_PATHS.reload) return undefined;

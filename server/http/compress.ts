@@ -48,9 +48,6 @@ async function platformCopy(
   data: Uint8Array<ArrayBuffer>,
   format: "brotli" | "gzip",
 ): Promise<Uint8Array<ArrayBuffer>> {
-  // Deno takes "brotli", which the DOM's type for CompressionStream does not list.
-  const stream = new Blob([data]).stream().pipeThrough(
-    new CompressionStream(format as CompressionFormat),
-  );
+  const stream = new Blob([data]).stream().pipeThrough(new CompressionStream(format));
   return await new Response(stream).bytes();
 }

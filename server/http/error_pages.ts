@@ -4,17 +4,14 @@ import { escapeHtml } from "./html.ts";
 import { defaultFailureLog } from "./failure_log.ts";
 import type { Handler } from "./request_context.ts";
 
-function answer(status: number, type: string, text: string, headers: Record<string, string> = {}) {
+/** `text` as a `type` answer, never cached, with its length (each set over any in `init`). */
+export function answerText(status: number, type: string, text: string, init: HeadersInit = {}) {
   const body = new TextEncoder().encode(text);
-  return new Response(body, {
-    status,
-    headers: {
-      ...headers,
-      "content-type": type,
-      "cache-control": "no-store",
-      "content-length": String(body.length),
-    },
-  });
+  const headers = new Headers(init);
+  headers.set("content-type", type);
+  headers.set("cache-control", "no-store");
+  headers.set("content-length", String(body.length));
+  return new Response(body, { status, headers });
 }
 
 // These pages run nothing and load nothing.
@@ -29,7 +26,7 @@ function page(status: number, title: string, message: string, headers = {}) {
 </html>
 `;
   const csp = { "content-security-policy": PAGE_CSP };
-  return answer(status, "text/html; charset=utf-8", html, { ...headers, ...csp });
+  return answerText(status, "text/html; charset=utf-8", html, { ...headers, ...csp });
 }
 
 /** 404 page for a path nothing answers. */
@@ -50,7 +47,7 @@ export function internalError(): Response {
 
 /** A plain-text answer with a one-line reason, for requests refused before routing. */
 export function plainError(status: number, reason: string): Response {
-  return answer(status, "text/plain; charset=utf-8", reason + "\n");
+  return answerText(status, "text/plain; charset=utf-8", reason + "\n");
 }
 
 /** Log `error` and return the generic 500 page (for `Deno.serve`'s `onError`). */
@@ -61,12 +58,18 @@ export function lastResortResponse(error: unknown): Response {
 
 /** `handler`, answering {@link lastResortResponse} on a throw: `deno serve` ignores `onError`. */
 export function withLastResort(handler: Handler): Handler {
-  return (req, info) => {
-    try {
-      const res = handler(req, info);
-      return res instanceof Promise ? res.catch(lastResortResponse) : res;
-    } catch (error) {
-      return lastResortResponse(error);
-    }
-  };
+  return (req, info) => answerOrElse(() => handler(req, info), lastResortResponse);
+}
+
+/** `answer()`, or `onError`'s answer when it throws or rejects; synchronous when `answer` is. */
+export function answerOrElse(
+  answer: () => Response | Promise<Response>,
+  onError: (error: unknown) => Response,
+): Response | Promise<Response> {
+  try {
+    const res = answer();
+    return res instanceof Promise ? res.catch(onError) : res;
+  } catch (error) {
+    return onError(error);
+  }
 }

@@ -31,16 +31,12 @@ export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | 
 
 /** One request's id and path; builds its answer and knows its size for the log. */
 export class RequestContext {
-  readonly requestId: string;
-  /** The path the app routed on (request_target.ts), for tracing and the log. */
-  readonly path: string;
   readonly #common: Record<string, string>;
   #built: Response | undefined;
   #bytes: number | null = null;
 
-  constructor(requestId: string, hsts: boolean, path: string) {
-    this.requestId = requestId;
-    this.path = path;
+  /** `path`: the one the app routed on (request_target.ts), for tracing and the log. */
+  constructor(readonly requestId: string, hsts: boolean, readonly path: string) {
     this.#common = { ...SECURITY_HEADERS, "x-request-id": requestId };
     if (hsts) this.#common["strict-transport-security"] = HSTS_VALUE;
   }

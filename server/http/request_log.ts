@@ -20,9 +20,8 @@ export interface RequestRecord {
 export function formatRecord(record: RequestRecord, format: LogFormat): string {
   const { time, method, path, status, durationMs, bytes, requestId } = record;
   if (format === "json") return json({ time, method, path, status, durationMs, bytes, requestId });
-  return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${
-    text(requestId)
-  }`;
+  const id = text(requestId);
+  return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${id}`;
 }
 
 /** One envelope the tunnel did not deliver as one line (no newline), under the request's id. */
@@ -139,11 +138,8 @@ const stdoutWriters = new Map<LogFormat, ReturnType<typeof createLogWriter>>();
 
 /** A function that queues a line for stdout, through the process's writer for `format`. */
 export function stdoutLog(format: LogFormat): (line: string) => void {
-  let writer = stdoutWriters.get(format);
-  if (writer === undefined) {
-    stdoutWriters.set(format, writer = createLogWriter(Deno.stdout, format));
-  }
-  return writer.write;
+  if (!stdoutWriters.has(format)) stdoutWriters.set(format, createLogWriter(Deno.stdout, format));
+  return stdoutWriters.get(format)!.write;
 }
 
 /** Write out every queued line at shutdown, within `timeoutMs`; say on stderr what could not be. */

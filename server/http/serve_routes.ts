@@ -3,7 +3,7 @@
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
 import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
-import { internalError, methodNotAllowed, plainError } from "./error_pages.ts";
+import { answerOrElse, internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
 import { formatNotice, formatRecord, type LogFormat } from "./request_log.ts";
 
@@ -56,11 +56,12 @@ export function serveRoutes(options: ServeOptions): Handler {
     }, logFormat));
     return res;
   };
+  const otherPaths = caught(fallback, report);
   const dispatch = (req: Request, info: Deno.ServeHandlerInfo, ctx: RequestContext) => {
     const route = routes.get(ctx.path);
-    if (route === undefined) return settle(fallback, req, info, ctx, report);
+    if (route === undefined) return otherPaths(req, info, ctx);
     const handler = route.methods.get(req.method);
-    return handler ? settle(handler, req, info, ctx, report) : route.refuse(route.allow);
+    return handler ? caught(handler, report)(req, info, ctx) : route.refuse(route.allow);
   };
   const notice = (message: string) => logLine(formatNotice(message, logFormat));
   const proxyHint = unheededProxyHint(options.trustProxy, notice);
@@ -84,27 +85,11 @@ export function caught(
   report: Report,
   onError: () => Response = internalError,
 ): ContextHandler {
-  return (req, info, ctx) => settle(handler, req, info, ctx, report, onError);
-}
-
-function settle(
-  handler: ContextHandler,
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  ctx: RequestContext,
-  report: Report,
-  onError = internalError,
-): Response | Promise<Response> {
-  const failed = (error: unknown) => {
-    report(error, req);
-    return onError();
-  };
-  try {
-    const res = handler(req, info, ctx);
-    return res instanceof Promise ? res.catch(failed) : res;
-  } catch (error) {
-    return failed(error);
-  }
+  return (req, info, ctx) =>
+    answerOrElse(() => handler(req, info, ctx), (error) => {
+      report(error, req);
+      return onError();
+    });
 }
 
 // Behind a proxy without TRUST_PROXY all clients share its address (and rate limit): said once.

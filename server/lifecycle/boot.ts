@@ -40,9 +40,7 @@ export async function createServerApp(env = readEnv()) {
   };
   const manifest = await readManifest().catch(asStartupError);
   const pages = await (dev?.renderPages?.() ?? readRenderedPages().catch(asStartupError));
-  const staticIndex = await indexStaticFiles(STATIC_DIR, {
-    serveSourceMaps: config.serveSourceMaps,
-  });
+  const staticIndex = await indexStaticFiles(STATIC_DIR, config);
   const release = config.sentryRelease ?? manifest.buildId;
   // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
   const upstreamFetch = dev?.tunnelFetch(globalThis.fetch);

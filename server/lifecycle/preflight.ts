@@ -4,6 +4,7 @@
  */
 import { type Config, exitOnStartupError, SERVER_ENV_VARIABLES, StartupError } from "./config.ts";
 import { STATIC_DIR } from "../constants.ts";
+import { onDenoDeploy } from "../http/request_context.ts";
 import { netHosts } from "./serve_args.ts";
 
 /** One permission the server needs: its descriptor, the flag that grants it, and why. */
@@ -36,10 +37,4 @@ const missing = missingPermission(
 if (missing) exitOnStartupError(new StartupError(missing));
 
 // Deno Deploy sets no NODE_ENV, and React would run its development build, about 4x slower.
-// Deploy grants every permission; elsewhere this variable may not be readable.
-const deployEnv = { name: "env", variable: "DENO_DEPLOYMENT_ID" } as const;
-if (Deno.permissions.querySync(deployEnv).state === "granted") {
-  if (Deno.env.get("DENO_DEPLOYMENT_ID") && !Deno.env.get("NODE_ENV")) {
-    Deno.env.set("NODE_ENV", "production");
-  }
-}
+if (onDenoDeploy() && !Deno.env.get("NODE_ENV")) Deno.env.set("NODE_ENV", "production");

@@ -36,9 +36,5 @@ export function sentryCspReportUri(
 
 /** A fresh 128-bit nonce from the platform's CSPRNG, base64-encoded. */
 export function createNonce(): string {
-  // Uint8Array.prototype.toBase64 is in V8 but not yet in TypeScript's lib.
-  const bytes = crypto.getRandomValues(new Uint8Array(16)) as Uint8Array & {
-    toBase64(): string;
-  };
-  return bytes.toBase64();
+  return crypto.getRandomValues(new Uint8Array(16)).toBase64();
 }

@@ -49,18 +49,21 @@ export interface PageHandlers {
   readonly error: () => Response;
 }
 
+/** What the pages are served from (part of the app's dependencies). */
+export interface PageDeps {
+  readonly config: Config;
+  readonly manifest: Manifest;
+  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
+  readonly pages: RenderedPages;
+  /** The release reported to monitoring and on /healthz. */
+  readonly release: string;
+  readonly monitoring: Monitoring;
+  /** Pages with loaders (server/loaders.ts), when there are any. */
+  readonly live?: LivePages;
+}
+
 /** Render every page once and build the handlers that serve them. */
-export function createPageHandlers(
-  deps: {
-    readonly manifest: Manifest;
-    readonly config: Config;
-    readonly release: string;
-    readonly monitoring: Monitoring;
-    readonly pages: RenderedPages;
-    /** Present when server/loaders.ts declares loaders. */
-    readonly live?: LivePages;
-  },
-): PageHandlers {
+export function createPageHandlers(deps: PageDeps): PageHandlers {
   const { config, monitoring } = deps;
   const publicConfig = Object.keys(config.publicVariables).length > 0
     ? { public: config.publicVariables }
@@ -149,12 +152,10 @@ export function createPageHandlers(
     };
   };
 
-  const prerenderedHandler =
-    (answer: (ctx: RequestContext) => Response): ContextHandler => (_req, _info, ctx) =>
-      answer(ctx);
   const pages = new Map<string, ContextHandler>();
   for (const [path, page] of deps.pages.pages) {
-    pages.set(path, prerenderedHandler(prerendered(page, 200, true)));
+    const answer = prerendered(page, 200, true);
+    pages.set(path, (_req, _info, ctx) => answer(ctx));
   }
   const live = deps.live;
   for (const [path, loader] of Object.entries(live?.loaders ?? {})) {

@@ -8,16 +8,25 @@ import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 export type Shell = typeof App;
 import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 
-/** The HTML of each page of `routes` but those with a loader (`live`), which render per request. */
+/** The HTML of each page of `routes` but those with a loader (`live`), which render per request.
+ * A page that throws stops it, unless `onFail` (dev mode) takes it and the others render. */
 export function renderPages(
   routes: Routes,
   shell: Shell,
   live: ReadonlySet<string> = new Set(),
+  onFail?: (path: string, error: unknown) => void,
 ): RenderedPages {
   const pages = new Map<string, RenderedPage>();
   for (const [path, page] of routes.pages) {
-    if (!live.has(path)) pages.set(path, renderPage(page, shell));
+    if (live.has(path)) continue;
+    try {
+      pages.set(path, renderPage(page, shell));
+    } catch (error) {
+      if (onFail === undefined) throw error;
+      onFail(path, error);
+    }
   }
+  // The not-found page stands for every other path: if it throws, the server cannot start.
   return {
     pages,
     notFound: renderPage(routes.notFound, shell),
@@ -25,8 +34,7 @@ export function renderPages(
   };
 }
 
-/** The HTML of one page (dev mode renders each on its own, so one that throws spares the rest). */
-export function renderPage(page: ResolvedPage, shell: Shell): RenderedPage {
+function renderPage(page: ResolvedPage, shell: Shell): RenderedPage {
   const { title, description, meta } = page;
   return { title, description, meta, appHtml: renderToString(createElement(shell, { page })) };
 }

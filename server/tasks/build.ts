@@ -17,7 +17,6 @@ try {
       import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
       import("../loaders.ts"),
     ]);
-    // Pages with a loader render per request, with their data.
     await writeRenderedPages(renderPages(routes, App, new Set(Object.keys(loaders))));
     const ms = Math.round(performance.now() - started);
     console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);

@@ -83,7 +83,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const upstreamFetch = options.fetch ?? platformFetch;
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  // With per-client limits on, one client holds at most half the slots.
   const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
   const takeSlot = createBodySlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
@@ -188,14 +187,13 @@ async function post(
   signal: AbortSignal,
 ): Promise<Response> {
   const init = { method: "POST", headers, body, redirect: "manual", signal, duplex: "half" };
-  try {
-    return await upstreamFetch(url, init as RequestInit);
-  } catch (error) {
+  const send = () => upstreamFetch(url, init as RequestInit);
+  return await send().catch((error) => {
     if (!(body instanceof Uint8Array) || !(error instanceof TypeError) || signal.aborted) {
       throw error;
     }
-    return await upstreamFetch(url, init as RequestInit);
-  }
+    return send();
+  });
 }
 
 /** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
@@ -225,7 +223,7 @@ async function relay(upstream: Response): Promise<Response | Rejection> {
     length += chunk.byteLength;
     // Leaving the loop cancels the rest.
     if (length > MAX_ANSWER_BYTES) return { status: 502, reason: "ingest response too large" };
-    chunks.push(chunk as Uint8Array<ArrayBuffer>);
+    chunks.push(chunk);
   }
   return new Response(new Blob(chunks), { status, headers });
 }
