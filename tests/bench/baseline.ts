@@ -22,8 +22,7 @@
  *
  * Prints one JSON line `{"port":N}` once it listens.
  */
-import { nonceSplicer } from "./nonce_splice.ts";
-import { requestIdFor } from "../../server/http/request_context.ts";
+import { floorAnswer, identicalAnswer } from "./page_answers.ts";
 
 const page = await Deno.readTextFile(Deno.args[0]);
 const fixed: Record<string, string> = Deno.args[1] === undefined
@@ -42,20 +41,6 @@ Deno.serve({
   onListen: ({ port }) => console.log(JSON.stringify({ port })),
 }, handler);
 
-// The identical response for a request id: a fresh nonce in the page bytes and the CSP header.
-function identicalAnswer(page: string, headers: Record<string, string>) {
-  const splice = nonceSplicer(page, headers["content-security-policy"] ?? "");
-  const random = new Uint8Array(16);
-  return (requestId: string) => {
-    const nonce = (crypto.getRandomValues(random) as Uint8Array & { toBase64(): string })
-      .toBase64();
-    const { body, csp } = splice(nonce);
-    return new Response(body, {
-      headers: { ...headers, "content-security-policy": csp, "x-request-id": requestId },
-    });
-  };
-}
-
 // No argument, so Deno builds no Request for it (its fastest path).
 function identicalHandler(page: string, headers: Record<string, string>) {
   const answer = identicalAnswer(page, headers);
@@ -63,12 +48,6 @@ function identicalHandler(page: string, headers: Record<string, string>) {
 }
 
 function floorHandler(page: string, headers: Record<string, string>) {
-  const answer = identicalAnswer(page, headers);
-  let seen = 0;
-  return (req: Request) => {
-    // Read as an app reads them to route (kept in a sum, so no read can be left out).
-    seen += req.method.length + req.url.length + (req.headers.get("host")?.length ?? 0);
-    // The app's own choice of id: the client's when it is sane, else a fresh one.
-    return answer(requestIdFor(req));
-  };
+  const answer = floorAnswer(page, headers);
+  return (req: Request) => answer(req);
 }

@@ -1,11 +1,15 @@
 /**
  * The benchmark's load cases and the servers they run against: the app (monitoring on, off,
  * every request traced), a bare `Deno.serve` baseline, one answering with the app's exact page
- * and headers, a minimal `fetch` forwarder (buffering, and streaming), the tunnel's handler
- * alone and the ingest directly, for GET /, a hashed asset and tunnel posts.
+ * and headers, the same with `@sentry/deno` as its docs say (the SDK reference), a minimal
+ * `fetch` forwarder (buffering, and streaming), the tunnel's handler alone and the ingest
+ * directly, for GET /, a hashed asset and tunnel posts; and a copy of the app whose page loader
+ * makes one `fetch` to a backend, traced and not.
  */
 import type { LoadCase } from "./load.ts";
+import { loaderProject } from "./loader_app.ts";
 import { type Pinning, type Server, startApp, startScript } from "./processes.ts";
+import { loadConfig } from "../../server/lifecycle/config.ts";
 import { V8_FLAGS } from "../../server/lifecycle/serve_args.ts";
 
 /** What the cases need: the running ingest, the app's settings and the bodies they send. */
@@ -26,6 +30,8 @@ export interface CaseInputs {
   readonly largeFile: string;
   /** Registers each server for stopping when the benchmark ends. */
   readonly keep: (server: Server) => Server;
+  /** Registers what to remove once every server has stopped (the loader app's project copy). */
+  readonly afterwards: (cleanUp: () => PromiseLike<void>) => void;
 }
 
 /** The cases by name (each with the server that answers it), and the app with the tunnel. */
@@ -82,6 +88,16 @@ export async function startCases(inputs: CaseInputs) {
   // baseline's young generation grows in steps under sustained load (BENCHMARKS.md).
   const identicalCapped = await identicalResponse([V8_FLAGS], []);
   const floor = await identicalResponse([], ["floor"]);
+  // The floor with @sentry/deno wrapped as its docs say, at the app's rate, sending to the same
+  // ingest as the app with monitoring on.
+  const sdkReference = keep(
+    await startScript(
+      "sdk_reference.ts",
+      ["--allow-net=127.0.0.1", `--allow-read=${bodies}`, "--allow-env"],
+      [`${bodies}/page.html`, `${bodies}/page-headers.json`, inputs.dsn, DEFAULT_RATE],
+      pinning?.servers,
+    ),
+  );
   const baseline = keep(
     await startScript(
       "baseline.ts",
@@ -109,6 +125,27 @@ export async function startCases(inputs: CaseInputs) {
   const tunnelAlone = keep(
     await startScript("tunnel_alone.ts", ["--allow-net=127.0.0.1"], [inputs.dsn], pinning?.servers),
   );
+  // The loader's backend is another service: on wrk's CPU, like the ingest away.
+  const backend = keep(
+    await startScript("backend.ts", ["--allow-net=127.0.0.1"], [], pinning?.wrk),
+  );
+  const project = await loaderProject(`${backend.url}/`, bodies);
+  inputs.afterwards(() => project[Symbol.asyncDispose]());
+  // The same page untraced (monitoring off), and every request traced with trace headers sent to
+  // the backend (a span and headers per fetch, one transaction envelope per request).
+  const loaderOff = keep(await startApp({}, pinning?.servers, project.dir));
+  const loaderTraced = keep(
+    await startApp(
+      {
+        ...appEnv,
+        SENTRY_TRACES_SAMPLE_RATE: "1",
+        SENTRY_TRACE_PROPAGATION_TARGETS: `${backend.url}/`,
+      },
+      pinning?.servers,
+      project.dir,
+    ),
+  );
+
   const tunnelUrl = new URL("/monitoring", app.url).href;
   const directUrl = `${ingest.url}/api/1/envelope/`;
   const cases = {
@@ -123,6 +160,11 @@ export async function startCases(inputs: CaseInputs) {
       url: floor.url,
       server: floor,
     },
+    sdkReference: {
+      label: "GET / SDK reference: floor + @sentry/deno",
+      url: sdkReference.url,
+      server: sdkReference,
+    },
     pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
     page: { label: "GET / app, monitoring on (default rate)", url: appPage.url, server: appPage },
     pageAway: {
@@ -131,6 +173,16 @@ export async function startCases(inputs: CaseInputs) {
       server: appPageAway,
     },
     pageAll: { label: "GET / app, every request traced", url: appAll.url, server: appAll },
+    loaderOff: {
+      label: "GET / loader with a fetch, app off",
+      url: loaderOff.url,
+      server: loaderOff,
+    },
+    loaderTraced: {
+      label: "GET / loader with a fetch, all traced",
+      url: loaderTraced.url,
+      server: loaderTraced,
+    },
     asset: {
       label: "GET hashed asset, app (br)",
       url: new URL(inputs.assetPath, app.url).href,
@@ -186,5 +238,8 @@ export async function startCases(inputs: CaseInputs) {
     url: identicalCapped.url,
     server: identicalCapped,
   };
-  return { cases, pageBytes, app, capped };
+  return { cases, pageBytes, app, capped, backend };
 }
+
+// The app's default traces sample rate, which the SDK reference runs at too.
+const DEFAULT_RATE = String(loadConfig({}).tracesSampleRate);

@@ -1,7 +1,8 @@
 /**
  * One wrk run against one server, with the CPU time that server spent per request, and what the
- * bench ingest counted. Every case of the benchmark is loaded through {@link runWrk}.
+ * bench ingest and backend counted. Every case of the benchmark is loaded through {@link runWrk}.
  */
+import type { BackendStats } from "./backend.ts";
 import type { IngestStats } from "./ingest.ts";
 import { cpuSeconds, pinned, type Server } from "./processes.ts";
 import type { WrkRun } from "./report.ts";
@@ -53,8 +54,10 @@ export async function runWrk(
   return { ...run, cpu_us_per_req: run.requests > 0 ? cpu * 1e6 / run.requests : undefined };
 }
 
-/** What the bench ingest has received so far. */
-export async function ingestStats(ingest: Server): Promise<IngestStats> {
+/** What the bench ingest (or the loader cases' backend) has received so far. */
+export async function ingestStats<T extends IngestStats | BackendStats = IngestStats>(
+  ingest: Server,
+): Promise<T> {
   return await (await fetch(`${ingest.url}/stats`)).json();
 }
 

@@ -16,3 +16,17 @@ Deno.test("nonceSplicer: a fresh nonce wherever the original stood, in the bytes
   }
   assert.throws(() => nonceSplicer(page, "default-src 'self'"), /no nonce/);
 });
+
+Deno.test("nonceSplicer: a slot takes each request's own text, nonces around it still fresh", () => {
+  const page = '<head nonce="OLD"><meta name="t" content="1"></head><p nonce="OLD">é</p>';
+  const splice = nonceSplicer(page, "script-src 'nonce-OLD'", '<meta name="t" content="1">');
+  for (const tags of ['<meta name="t" content="ü2">', ""]) {
+    const { body } = splice("NEW", tags);
+    assert.equal(
+      new TextDecoder().decode(body),
+      `<head nonce="NEW">${tags}</head><p nonce="NEW">é</p>`,
+    );
+  }
+  assert.throws(() => nonceSplicer(page, "script-src 'nonce-OLD'", "<absent>"), /exactly once/);
+  assert.throws(() => nonceSplicer(page, "script-src 'nonce-OLD'", "OLD"), /exactly once/);
+});

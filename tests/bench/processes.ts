@@ -3,7 +3,7 @@
  * server scripts, and what /proc says about them (CPU time, peak memory).
  */
 import { loadConfig } from "../../server/lifecycle/config.ts";
-import { servingArgs } from "../../server/lifecycle/serve_args.ts";
+import { readAppPermissions, servingArgs } from "../../server/lifecycle/serve_args.ts";
 import { inheritedEnv, startTaskEnv } from "../support/server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -51,15 +51,18 @@ export async function choosePinning(): Promise<Pinning | undefined> {
 }
 
 /**
- * Start the app as the start task does (same flags, NODE_ENV=production, a clean environment
- * plus `env`) on a free port, and wait for its first 200 on `GET /`. `startMs` is the time from
+ * Start the app as the start task does (same flags, deno.json's app permissions,
+ * NODE_ENV=production, a clean environment plus `env`) on a free port, in `project` (a project
+ * copy) or this checkout, and wait for its first 200 on `GET /`. `startMs` is the time from
  * spawning the process to that answer.
  */
 export async function startApp(
   env: Record<string, string>,
   cpus: string | undefined,
+  project = ROOT,
 ): Promise<Server & { startMs: number }> {
   const port = freePort();
+  const app = await readAppPermissions(`${project}/deno.json`);
   const started = performance.now();
   const appEnv: Record<string, string> = {
     ...startTaskEnv(),
@@ -70,8 +73,8 @@ export async function startApp(
   };
   // The server process itself, with the permissions the start task's launcher would give it,
   // so its RSS and CPU are read without the launcher in between.
-  const process = pinned(cpus, Deno.execPath(), servingArgs(loadConfig(appEnv)), {
-    cwd: ROOT,
+  const process = pinned(cpus, Deno.execPath(), servingArgs(loadConfig(appEnv), app), {
+    cwd: project,
     clearEnv: true,
     env: { ...inheritedEnv(), ...appEnv },
     // The server's lifeline (parent_gone.ts): held open, never written, until the process ends.

@@ -93,6 +93,24 @@ export function atLeast(name: string, value: number, min: number, unit = "x"): T
   };
 }
 
+/** `value <= max` as a target; `made` says what max is made of. */
+export function atMost(
+  name: string,
+  value: number,
+  max: number,
+  unit: string,
+  made: string,
+): TargetResult {
+  const met = value <= max;
+  return {
+    name,
+    measured: `${fixed(value)} ${unit}`,
+    target: `<= ${fixed(max)} ${unit} (${made})`,
+    met,
+    shortBy: met ? undefined : `${fixed(value - max)} ${unit} over (${percentOff(value, max)})`,
+  };
+}
+
 /** `value < max` as a target. */
 export function below(name: string, value: number, max: number, unit: string): TargetResult {
   const met = value < max;

@@ -23,10 +23,11 @@ import { type CaseName, type Cases, startCases } from "./cases.ts";
 import { errorEnvelope, replayEnvelope } from "./envelopes.ts";
 import { MANY_UPLOADS, manyUploads, measureStartups, measureUploads } from "./fresh_app.ts";
 import { CONNECTIONS, ingestStats, type LoadCase, requireWrk, runWrk } from "./load.ts";
+import type { BackendStats } from "./backend.ts";
 import { choosePinning, currentRss, peakRss, type Server, startScript } from "./processes.ts";
 import { type CaseSummary, formatTable, summarise, type WrkRun } from "./report.ts";
 import { machineInfo, writeResult } from "./results.ts";
-import { judge } from "./targets.ts";
+import { judge, type Reached } from "./targets.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const OUT_DIR = `${ROOT}bench-results`;
@@ -44,15 +45,23 @@ const APP_CASES: readonly CaseName[] = [
   "tunnel1m",
 ];
 
+// The cases whose envelopes or fetches are counted: the 1 MiB envelopes must all stream through,
+// and the traced cases' transactions sent (the rest dropped by the SDK's send buffer) tell what
+// their CPU figure includes.
+const COUNTED = ["tunnel1m", "pageAll", "loaderTraced"] as const satisfies CaseName[];
+const NOTHING_YET: Reached = { envelopes: 0, large: 0, largeStreamed: 0, fetches: 0, traced: 0 };
+
 const options = parseArgs(Deno.args);
 await requireWrk();
 const pinning = await choosePinning();
 await Deno.mkdir(BODIES, { recursive: true });
 const servers: Server[] = [];
+const cleanUps: (() => PromiseLike<void>)[] = [];
 try {
   await main();
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
+  for (const cleanUp of cleanUps) await cleanUp();
 }
 
 async function main() {
@@ -80,7 +89,7 @@ async function main() {
   const { uploads, uploadRss } = await measureUploads(fresh, largeFile);
   const many = await manyUploads(fresh, largeFile, ingest);
 
-  const { cases, pageBytes, app, capped } = await startCases({
+  const { cases, pageBytes, app, capped, backend } = await startCases({
     ingest,
     ingestAway,
     appEnv,
@@ -92,14 +101,16 @@ async function main() {
     smallBytes: small.byteLength,
     largeFile,
     keep,
+    afterwards: (cleanUp) => cleanUps.push(cleanUp),
   });
   const names = Object.keys(cases) as CaseName[];
 
   console.log(`page is ${pageBytes} bytes; warming up...`);
   for (const name of names) await runWrk(cases[name], 1, pinning?.wrk);
 
-  const first = await benchPass(cases, capped, ingest);
-  const { runs, streamed, rightAfter } = first;
+  const first = await benchPass(cases, capped, ingest, backend);
+  const { runs, rightAfter } = first;
+  const reachedIn = Object.fromEntries(first.counted) as Record<typeof COUNTED[number], Reached>;
   const wholeRunRss = await peakRss(app.pid);
   // `app` took the tunnel and asset load (the tunnel's last), the others page load only.
   const rssAfter = {
@@ -108,6 +119,8 @@ async function main() {
     appOff: rightAfter.get("pageOff")!,
     appAll: rightAfter.get("pageAll")!,
     identical: rightAfter.get("identical")!,
+    loaderOff: rightAfter.get("loaderOff")!,
+    loaderTraced: rightAfter.get("loaderTraced")!,
     appPageContinuous: first.appPageContinuous,
     identicalCapped: first.identicalCapped,
   };
@@ -115,7 +128,7 @@ async function main() {
   // each read right after its last load of the pass (idle, V8 gives memory back at its own pace).
   console.log("the same bench again on the same processes, for their RSS...");
   const apps = [...new Set(APP_CASES.map((name) => cases[name].server))];
-  const second = await benchPass(cases, capped, ingest);
+  const second = await benchPass(cases, capped, ingest, backend);
   const appsAfterFirst = apps.map((app) => first.lastRss.get(app)!);
   const appsAfterSecond = apps.map((app) => second.lastRss.get(app)!);
 
@@ -125,7 +138,7 @@ async function main() {
   const { targets, extras, tracedUs, startupMs, ratios } = judge({
     runs,
     summaries,
-    streamed,
+    reached: reachedIn,
     uploads,
     uploadRss,
     many,
@@ -170,7 +183,7 @@ async function main() {
     rssAfterBytes: rssAfter,
     tracedCpuUs: tracedUs,
     startupMs: { median: startupMs, runs: startups },
-    streamed1MiB: streamed,
+    reached: reachedIn,
     pageBytes,
     appStderr: { lines: app.stderrLines(), last: app.lastStderr() },
     targets,
@@ -182,15 +195,22 @@ async function main() {
 
 /**
  * Every case once per round, then continuous GET / load: the figures, each case's RSS right
- * after its last run, the 1 MiB envelopes the ingest saw streamed, and the continuous-load RSS.
+ * after its last run, what reached the ingest and the backend during the cases that send there
+ * (1 MiB envelopes streamed, transactions, traced fetches), and the continuous-load RSS.
  */
-async function benchPass(cases: Cases["cases"], capped: LoadCase, ingest: Server) {
+async function benchPass(
+  cases: Cases["cases"],
+  capped: LoadCase,
+  ingest: Server,
+  backend: Server,
+) {
   const names = Object.keys(cases) as CaseName[];
   const runs = Object.fromEntries(names.map((n) => [n, [] as WrkRun[]])) as Record<
     CaseName,
     WrkRun[]
   >;
-  const streamed = { large: 0, largeStreamed: 0 };
+  // What reached the ingest and the backend during the runs of the cases that send there.
+  const counted = new Map<CaseName, Reached>(COUNTED.map((name) => [name, { ...NOTHING_YET }]));
   // Each server's RSS the moment its last load ends: what it holds under load. Read at one time
   // for all after the rounds, some had idled long enough for V8 to give memory back (a scratch
   // run saw it after 20-30 s) and others not, so the ratio of two followed the case order.
@@ -205,13 +225,15 @@ async function benchPass(cases: Cases["cases"], capped: LoadCase, ingest: Server
   for (let round = 1; round <= options.rounds; round++) {
     console.log(`round ${round} of ${options.rounds}...`);
     for (const name of names) {
-      const before = name === "tunnel1m" ? await ingestStats(ingest) : undefined;
+      const counts = counted.get(name);
+      const before = counts && await reached(ingest, backend);
       runs[name].push(await load(cases[name], options.duration));
       if (round === options.rounds) rightAfter.set(name, lastRss.get(cases[name].server)!);
-      if (before !== undefined) {
-        const after = await ingestStats(ingest);
-        streamed.large += after.large - before.large;
-        streamed.largeStreamed += after.largeStreamed - before.largeStreamed;
+      if (counts && before) {
+        const after = await reached(ingest, backend);
+        for (const key of Object.keys(counts) as (keyof Reached)[]) {
+          counts[key] += after[key] - before[key];
+        }
       }
     }
   }
@@ -224,7 +246,22 @@ async function benchPass(cases: Cases["cases"], capped: LoadCase, ingest: Server
   const identicalCapped = lastRss.get(capped.server)!;
   await load(cases.page, CONTINUOUS_SECONDS);
   const appPageContinuous = lastRss.get(cases.page.server)!;
-  return { runs, rightAfter, lastRss, streamed, identicalCapped, appPageContinuous };
+  return { runs, rightAfter, lastRss, counted, identicalCapped, appPageContinuous };
+}
+
+// The ingest's and the backend's counts so far.
+async function reached(ingest: Server, backend: Server): Promise<Reached> {
+  const [sent, fetched] = await Promise.all([
+    ingestStats(ingest),
+    ingestStats<BackendStats>(backend),
+  ]);
+  return {
+    envelopes: sent.complete,
+    large: sent.large,
+    largeStreamed: sent.largeStreamed,
+    fetches: fetched.requests,
+    traced: fetched.traced,
+  };
 }
 
 function keep(server: Server): Server {

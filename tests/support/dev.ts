@@ -27,11 +27,14 @@ export interface ProjectCopy extends AsyncDisposable {
 }
 
 /**
- * Copy the project (and the folders in `extra`, such as `tests`) into a temporary folder, with
- * node_modules linked rather than copied.
+ * Copy the project (and the folders in `extra`, such as `tests`) into a temporary folder (in
+ * `under` when given, else the system's), with node_modules linked rather than copied.
  */
-export async function copyProject(extra: readonly string[] = []): Promise<ProjectCopy> {
-  const dir = await Deno.makeTempDir({ prefix: "dev-test-" });
+export async function copyProject(
+  extra: readonly string[] = [],
+  under?: string,
+): Promise<ProjectCopy> {
+  const dir = await Deno.makeTempDir({ dir: under, prefix: "dev-test-" });
   for (const name of [...COPIED, ...extra]) await copy(`${ROOT}${name}`, `${dir}/${name}`);
   await Deno.mkdir(`${dir}/static`);
   for await (const entry of Deno.readDir(`${ROOT}static`)) {
