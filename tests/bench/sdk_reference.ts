@@ -2,11 +2,11 @@
  * The SDK reference for monitoring's cost: the floor baseline (page_answers.ts) with `@sentry/deno`
  * as its docs have a server use it: `Sentry.init` with the DSN and a traces sample rate, and each
  * request in `withIsolationScope`, continuing the client's trace (`continueTrace`) when it sent
- * one, inside `startSpan`, its page carrying `getTraceData()` as meta tags. Run under V8's
- * defaults, as the other baselines. The app with monitoring on may cost at most its own shell
- * (the app off minus the floor) more than this.
+ * one, inside `startSpan`, its page carrying `getTraceData()` as meta tags. Run under the app's
+ * V8 flags (cases.ts), so that the gate weighs monitoring, not the young-generation cap. The app
+ * with monitoring on may cost at most its own shell (the app off minus the floor) more than this.
  *
- *   deno run --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS --allow-env \
+ *   deno run --v8-flags=... --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS --allow-env \
  *     tests/bench/sdk_reference.ts PAGE HEADERS DSN RATE
  *
  * PAGE is an answer of the app with monitoring on (its trace tags are cut out and made fresh per
