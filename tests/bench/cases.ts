@@ -92,14 +92,18 @@ export async function startCases(inputs: CaseInputs) {
   // ingest as the app with monitoring on. Under the app's V8 flags: the gate weighs what the app's
   // monitoring adds against what the SDK adds, not the young-generation cap, whose CPU the memory
   // targets pay for (measured apart in BENCHMARKS.md).
-  const sdkReference = keep(
-    await startScript(
-      "sdk_reference.ts",
-      [V8_FLAGS, "--allow-net=127.0.0.1", `--allow-read=${bodies}`, "--allow-env"],
-      [`${bodies}/page.html`, `${bodies}/page-headers.json`, inputs.dsn, DEFAULT_RATE],
-      pinning?.servers,
-    ),
-  );
+  const sdkReferenceIn = async (mode: string[]) =>
+    keep(
+      await startScript(
+        "sdk_reference.ts",
+        [V8_FLAGS, "--allow-net=127.0.0.1", `--allow-read=${bodies}`, "--allow-env"],
+        [`${bodies}/page.html`, `${bodies}/page-headers.json`, inputs.dsn, DEFAULT_RATE, ...mode],
+        pinning?.servers,
+      ),
+    );
+  const sdkReference = await sdkReferenceIn([]);
+  // The same with the SDK's own Deno.serve integration doing the wrapping (reported, not a target).
+  const sdkServe = await sdkReferenceIn(["integration"]);
   const baseline = keep(
     await startScript(
       "baseline.ts",
@@ -166,6 +170,11 @@ export async function startCases(inputs: CaseInputs) {
       label: "GET / SDK reference: floor + @sentry/deno",
       url: sdkReference.url,
       server: sdkReference,
+    },
+    sdkServe: {
+      label: "GET / the same, SDK's Deno.serve integration",
+      url: sdkServe.url,
+      server: sdkServe,
     },
     pageOff: { label: "GET / app, monitoring off", url: appOff.url, server: appOff },
     page: { label: "GET / app, monitoring on (default rate)", url: appPage.url, server: appPage },

@@ -5,9 +5,11 @@
  * one, inside `startSpan`, its page carrying `getTraceData()` as meta tags. Run under the app's
  * V8 flags (cases.ts), so that the gate weighs monitoring, not the young-generation cap. The app
  * with monitoring on may cost at most its own shell (the app off minus the floor) more than this.
+ * With MODE `integration`, the handler is left to the SDK's own `Deno.serve` integration (its
+ * default) instead: what a server that only calls `Sentry.init` pays (reported, not a target).
  *
  *   deno run --v8-flags=... --allow-net=127.0.0.1 --allow-read=PAGE,HEADERS --allow-env \
- *     tests/bench/sdk_reference.ts PAGE HEADERS DSN RATE
+ *     tests/bench/sdk_reference.ts PAGE HEADERS DSN RATE [MODE]
  *
  * PAGE is an answer of the app with monitoring on (its trace tags are cut out and made fresh per
  * request). Prints one JSON line `{"port":N}` once it listens.
@@ -16,13 +18,15 @@ import * as Sentry from "@sentry/deno";
 import { escapeHtml } from "../../server/http/html.ts";
 import { floorAnswer } from "./page_answers.ts";
 
-const [pagePath, headersPath, dsn, rate] = Deno.args;
+const [pagePath, headersPath, dsn, rate, mode] = Deno.args;
+const byIntegration = mode === "integration";
 Sentry.init({
   dsn,
   tracesSampleRate: Number(rate),
-  // The handler is wrapped by hand below, as the docs' custom instrumentation does; the Deno.serve
-  // integration would wrap it a second time.
-  integrations: (defaults) => defaults.filter((integration) => integration.name !== "DenoServe"),
+  // Unless the integration is measured, the handler is wrapped by hand below, as the docs' custom
+  // instrumentation does; the Deno.serve integration would wrap it a second time.
+  integrations: (defaults) =>
+    byIntegration ? defaults : defaults.filter((integration) => integration.name !== "DenoServe"),
 });
 
 const page = await Deno.readTextFile(pagePath);
@@ -40,7 +44,7 @@ Deno.serve({
   port: 0,
   onListen: ({ port }) => console.log(JSON.stringify({ port })),
 }, (req) =>
-  Sentry.withIsolationScope(() => {
+  byIntegration ? answer(req, traceMetaTags()) : Sentry.withIsolationScope(() => {
     const span = () =>
       Sentry.startSpan(
         { name: `${req.method} ${new URL(req.url).pathname}`, op: "http.server" },

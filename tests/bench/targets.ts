@@ -256,6 +256,10 @@ export function judge(m: Measured) {
       `${delta(us("page") - us("pageOff"))}`,
     ],
     [
+      "GET / SDK's own Deno.serve integration vs by hand, CPU (what Sentry.init alone costs)",
+      `${Math.round(us("sdkServe"))} vs ${Math.round(us("sdkReference"))} µs`,
+    ],
+    [
       "GET / loader with one fetch, CPU: traced - off; fetches traced",
       `${delta(loaderTracedUs)} (${Math.round(us("loaderTraced"))} - ` +
       `${Math.round(us("loaderOff"))}); ${reached.loaderTraced.traced}/` +
@@ -341,9 +345,10 @@ function explanations(
     on: `by CPU, the SDK as its docs say (isolation scope, span, trace tags, the traced ` +
       `share's transactions) adds ${delta(us("sdkReference") - us("floor"))} to the floor, and ` +
       `the app's monitoring adds ${delta(us("page") - us("pageOff"))} to the app off: what it ` +
-      `does beyond the docs (the request's data in the scope, span attributes and status, the ` +
-      `incoming trace's bounds, two send buffers, the fetch tracing integration) and its heap ` +
-      `under the young-generation cap; with the ingest on wrk's CPU instead the app is ` +
+      `does beyond the docs (the request's data in the scope, span attributes and status, which ` +
+      `the SDK's own Deno.serve integration records too, at ${delta(us("sdkServe"))} a request; ` +
+      `the incoming trace's bounds, two send buffers, the fetch tracing integration); a round ` +
+      `moves each side by tens of µs; with the ingest on wrk's CPU instead the app is ` +
       `${ratio(r.onAwayRatio)} the identical baseline`,
     forward: `the forwarder reads each body whole, parses its first line and posts it with ` +
       `fetch (${delta(us("forward2k"))} per envelope by CPU); the tunnel's handler alone on a ` +
