@@ -1,6 +1,6 @@
 /** `ctx.json()`: an API request's JSON body within limits every API route shares: its size and
  * nesting, a deadline, and how many bodies are read at once. A client's mistake is an ApiError. */
-import { createBodySlots } from "../http/body_slots.ts";
+import { clientShare, createBodySlots } from "../http/body_slots.ts";
 import {
   contentLength,
   FRAGMENTED_REASON,
@@ -51,7 +51,7 @@ const utf8 = new TextDecoder();
 export function createJsonReader(options: JsonBodyOptions) {
   const { maxBodyBytes: limit } = options;
   const slots = options.slots ?? API_BODY_SLOTS;
-  const takeSlot = createBodySlots(slots, options.clientLimits ? Math.max(1, slots >> 1) : slots);
+  const takeSlot = createBodySlots(slots, clientShare(slots, options.clientLimits));
   const { waitMs = API_BODY_WAIT_MS, timeoutMs = API_BODY_TIMEOUT_MS } = options;
   const refusal = (cause: StopCause | undefined, reading: boolean): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);

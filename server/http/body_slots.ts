@@ -1,6 +1,12 @@
 /** Slots for request bodies being read (each holds read buffers): past the limit a body waits
  * unread, in the kernel's socket buffers rather than the server's memory. */
 
+/** How many of `limit` slots one client may hold: half while per-client limits are on (one address
+ * cannot take them all, a NAT's clients keep some concurrency), else all. */
+export function clientShare(limit: number, clientLimits: boolean): number {
+  return clientLimits ? Math.max(1, limit >> 1) : limit;
+}
+
 /** A semaphore of `limit` slots. A client (`key`) holds at most `perClient`, so a few idle uploads
  * cannot keep everyone's out; its others wait in its own line, and a freed slot goes to the next
  * line, in turn, whose client may take one. `release()` frees the slot or leaves the line. */

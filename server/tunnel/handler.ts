@@ -5,7 +5,7 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
-import { createBodySlots } from "../http/body_slots.ts";
+import { clientShare, createBodySlots } from "../http/body_slots.ts";
 import {
   type Bytes,
   contentLength,
@@ -84,7 +84,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
   const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
-  const takeSlot = createBodySlots(slots, limiter ? Math.max(1, slots >> 1) : slots);
+  const takeSlot = createBodySlots(slots, clientShare(slots, limiter !== undefined));
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createBodySlots } from "../../../server/http/body_slots.ts";
+import { clientShare, createBodySlots } from "../../../server/http/body_slots.ts";
 
 /** Whether `promise` has settled by the time queued reactions have run. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -9,6 +9,11 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, 0));
   return done;
 }
+
+Deno.test("slots: one client's share is half while per-client limits are on, never 0", () => {
+  assert.deepEqual([8, 16, 3, 1].map((n) => clientShare(n, true)), [4, 8, 1, 1]);
+  assert.deepEqual([8, 1].map((n) => clientShare(n, false)), [8, 1]);
+});
 
 Deno.test("slots: takers past the limit wait, in order, and get a slot as one is released", async () => {
   const take = createBodySlots(2);
