@@ -3,8 +3,9 @@
  * step's code blocks are taken from the README and put where its text says, then the copy is
  * built and served as `deno task start` does, on 127.0.0.1 port 0, with monitoring on a fake
  * ingest. What each step promises is checked over HTTP and, for the page, in Chromium (ignored,
- * with the reason, when there is none; REQUIRE_BROWSER=1 fails instead). The guide's paths are
- * its own, so it passes whatever pages the project already has.
+ * with the reason, when there is none; REQUIRE_BROWSER=1 fails instead); the team's own test is
+ * run in the copy with `deno task test`, as the README says. The guide's paths are its own, so it
+ * passes whatever pages the project already has. (Adding a package needs the registry: not run.)
  */
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
@@ -16,6 +17,13 @@ import { waitForHydration } from "./support/browser_page.ts";
 import { measurePayload, type PayloadFile } from "./support/payload.ts";
 
 const START_TIMEOUT_MS = 30_000;
+// What a team's own test imports from tests/ (support/ imports fixtures/).
+const TEST_HELPERS = ["support", "fixtures"];
+// The permission step's promise needs code that uses a variable, granted or not: the test's own.
+const UNGRANTED = "GUIDE_UNGRANTED_KEY";
+const PERMISSION_PROBES =
+  `"/api/guide/granted": { GET: () => Response.json({ value: Deno.env.get("PAYMENTS_API_KEY") }) },
+"/api/guide/ungranted": { GET: () => Response.json({ value: Deno.env.get("${UNGRANTED}") }) },`;
 const WAIT_MS = 15_000;
 
 /** The code blocks of each `###` step in the README's "Building on the shell" section. */
@@ -57,7 +65,14 @@ Deno.test({
   sanitizeOps: false,
   async fn(t) {
     const steps = guideSteps(await Deno.readTextFile("README.md"));
-    await using project = await copyProject();
+    // The project's tests are left out but for their helpers: the copy's own test task then
+    // type-checks the app, the helpers and the guide's test, not the shell's suite.
+    await using project = await copyProject(["tests"]);
+    for await (const entry of Deno.readDir(`${project.dir}/tests`)) {
+      if (!TEST_HELPERS.includes(entry.name)) {
+        await Deno.remove(`${project.dir}/tests/${entry.name}`, { recursive: true });
+      }
+    }
 
     // A page with its styles, data and a Sentry call: its files, its route, its loader.
     const [pageFile, css, routeImport, routeEntry, loader] = blocksOf(
@@ -89,12 +104,20 @@ Deno.test({
     api = insertAfter(
       api,
       (l) => l.startsWith("export const apiRoutes"),
-      `${echo}\n${checkoutEntry}`,
+      `${echo}\n${checkoutEntry}\n${PERMISSION_PROBES}`,
     );
     await project.write("server/api/routes.ts", api);
+    // A permission: the README's `permissions` entry, in the copy's deno.json.
+    const [grant, missingLine] = blocksOf(steps, "Grant your code a permission", 2);
+    const config = JSON.parse(await project.read("deno.json"));
+    config.permissions = JSON.parse(`{${grant}}`).permissions;
+    await project.write("deno.json", JSON.stringify(config, null, 2) + "\n");
     // Public configuration: the snippet as a module of its own, which must type-check.
     const [publicSnippet] = blocksOf(steps, "Read public configuration in the browser", 1);
     await project.write("client/pages/origin.ts", `${publicSnippet}\nexport { apiOrigin };\n`);
+    // A test of the team's own page and route, with the project's test helpers.
+    const [ownTest] = blocksOf(steps, "Test your page and route", 1);
+    await project.write("tests/greeting_test.ts", ownTest);
 
     const build = await project.run(["task", "build"]);
     assert.equal(build.code, 0, build.output);
@@ -105,6 +128,8 @@ Deno.test({
     await using served = await serve(project.dir, {
       SENTRY_DSN: ingest.dsn("key", "5"),
       SENTRY_TRACES_SAMPLE_RATE: "1",
+      PAYMENTS_API_KEY: "granted",
+      [UNGRANTED]: "never read",
     });
     const at = (path: string, init?: RequestInit) => fetch(new URL(path, served.url), init);
     const items = async () => {
@@ -159,6 +184,32 @@ Deno.test({
         const text = await at("/api/echo", { method: "POST", body: '{"a":1}' });
         assert.equal(text.status, 415);
         await text.body?.cancel();
+      },
+    );
+
+    await t.step(
+      "your own test of the page and the route passes with `deno task test`",
+      async () => {
+        const { code, output } = await project.run(["task", "test", "tests/greeting_test.ts"]);
+        assert.equal(code, 0, output);
+        assert.match(output, /^running 1 test from \.\/tests\/greeting_test\.ts$/m, output);
+        assert.match(output, /^ok \| 1 passed \| 0 failed/m, output);
+      },
+    );
+
+    await t.step(
+      "the permission: granted, it reaches your code; else a 500 and its log line",
+      async () => {
+        const granted = await at("/api/guide/granted");
+        assert.deepEqual(await granted.json(), { value: "granted" });
+        const missing = await at("/api/guide/ungranted");
+        assert.equal(missing.status, 500);
+        await missing.body?.cancel();
+        const line = missingLine.trim().replaceAll("PAYMENTS_API_KEY", UNGRANTED);
+        for (let i = 0; i < 100 && !served.output().includes(line); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(served.output().includes(line), `"${line}" in:\n${served.output()}`);
       },
     );
 

@@ -85,13 +85,13 @@ export async function startCases(inputs: CaseInputs) {
   const identical = await identicalResponse([], []);
   // The same baseline under the app's own V8 flags, whose young generation is capped: what a
   // like-for-like server holds, for an RSS line that is not a target. With V8's defaults the
-  // baseline's young generation grows in steps under sustained load (BENCHMARKS.md).
+  // baseline's young generation grows in steps under sustained load (docs/benchmarks.md).
   const identicalCapped = await identicalResponse([V8_FLAGS], []);
   const floor = await identicalResponse([], ["floor"]);
   // The floor with @sentry/deno wrapped as its docs say, at the app's rate, sending to the same
   // ingest as the app with monitoring on. Under the app's V8 flags: the gate weighs what the app's
   // monitoring adds against what the SDK adds, not the young-generation cap, whose CPU the memory
-  // targets pay for (measured apart in BENCHMARKS.md).
+  // targets pay for (measured apart in docs/benchmarks.md).
   const sdkReferenceIn = async (mode: string[]) =>
     keep(
       await startScript(

@@ -6,8 +6,8 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { isUpToDate } from "../../server/build/client_build.ts";
 
-/** A running server and what it printed. */
-export interface RunningServer {
+/** A running server and what it printed; disposing it stops it (`await using`). */
+export interface RunningServer extends AsyncDisposable {
   readonly url: string;
   readonly process: Deno.ChildProcess;
   /** Everything printed to stdout and stderr so far. */
@@ -90,17 +90,21 @@ export async function startServer(
     await done;
     throw new Error(`server did not start:\n${output()}`);
   }
+  const stop = async (signal: Deno.Signal = "SIGTERM") => {
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+    const status = await child.status;
+    await done;
+    return status;
+  };
   return {
     url,
     process: child,
     output,
-    async stop(signal: Deno.Signal = "SIGTERM") {
-      try {
-        child.kill(signal);
-      } catch { /* already gone */ }
-      const status = await child.status;
-      await done;
-      return status;
+    stop,
+    async [Symbol.asyncDispose]() {
+      await stop();
     },
   };
 }
