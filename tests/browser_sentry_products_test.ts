@@ -222,6 +222,24 @@ Deno.test({
 });
 
 Deno.test({
+  name: "browser: Feedback's screenshot is taken under the CSP and Permissions-Policy, no error",
+  ...options,
+  async fn() {
+    const { allOn } = products!;
+    await using tab = await openTab();
+    await openPage(tab, allOn.url);
+    await tab.page.click("text=Send feedback");
+    await tab.page.click("#sentry-feedback >> text=Add a screenshot");
+    // The editor shows the captured tab; a refused capture shows an error and no editor.
+    await tab.page.locator("#sentry-feedback .editor canvas").first().waitFor();
+    await tab.page.locator("#sentry-feedback >> text=Remove screenshot").waitFor();
+    assert.equal(await tab.page.locator("#sentry-feedback .form__error-container").count(), 0);
+    assert.deepEqual(await tab.cspViolations(), []);
+    tab.assertClean(); // no "Permissions policy violation: camera is not allowed" either
+  },
+});
+
+Deno.test({
   name: "browser: profiling: the page allows the profiler, and the page load sends a profile",
   ...options,
   async fn() {
