@@ -27,7 +27,8 @@ export { addIntegration };
 // Taken before `init` wraps fetch: the SDK's own posts are not the page's requests.
 const pageFetch = globalThis.fetch.bind(globalThis);
 /** The tunnel's 503 (its queue is full) and 408 (upload cut off) as failed sends, which the
- * offline transport keeps in IndexedDB and sends again; any other answer is final. */
+ * offline transport keeps in IndexedDB and sends again on `online`, on a later send that works and
+ * at the next start-up; any other answer is final. */
 const tunnelFetch: typeof fetch = async (url, init) => {
   const res = await pageFetch(url, init);
   if (res.status === 503 || res.status === 408) throw new TypeError(`tunnel ${res.status}`);
@@ -41,7 +42,6 @@ export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer)
   const { replayWorker, feedback, ...options } = config;
   const app = sentryOptions;
   init({
-    // Sent again on `online` and at the next start-up: an offline user's events arrive later.
     transport: (o) => offlineTransport({ ...o, flushAtStartup: true }),
     ...app,
     ...options,

@@ -1,10 +1,10 @@
-/** `POST {TUNNEL_PATH}/csp`: the browser's CSP violation reports, through the app's own origin as
- * the tunnel's envelopes (past ad blockers); checked, then forwarded to the DSN's security endpoint.
- * A client's mistake is a 4xx with a one-line reason. */
+/** `POST {TUNNEL_PATH}/csp`: the browser's CSP violation reports through the app's own origin, as
+ * envelopes through the tunnel (past ad blockers); checked, then sent to the security endpoint. */
 import { ApiError, createJsonReader } from "../api/json_body.ts";
 import { clientAddress } from "../http/request_context.ts";
+import type { Bytes } from "../http/request_body.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
-import { rateLimited } from "./policy.ts";
+import { rateLimited, upstreamHeaders } from "./policy.ts";
 
 /** A report is about 1 KB; Chromium's Reporting API sends a page's reports as one array. */
 export const CSP_REPORT_MAX_BYTES = 64 * 1024;
@@ -18,7 +18,7 @@ const types = {
 /** Sends a checked report to `url` (a plain fetch, or the delivery queue). */
 export type Forward = (
   url: string,
-  body: Uint8Array<ArrayBuffer>,
+  body: Bytes,
   headers: Record<string, string>,
 ) => Promise<Response>;
 
@@ -41,13 +41,15 @@ export function createCspReportHandler(
     if (report instanceof ApiError) return answer(report.status, report.message, report.headers);
     if (report instanceof Error) throw report;
     const type = types.pattern.exec(req.headers.get("content-type")!)![1].toLowerCase();
-    const array = type === "reports+json";
-    if (array ? !Array.isArray(report) : !Object.hasOwn(Object(report), "csp-report")) {
+    if (
+      type === "reports+json"
+        ? !Array.isArray(report)
+        : !Object.hasOwn(Object(report), "csp-report")
+    ) {
       return answer(400, `not a CSP report (application/${type})`);
     }
-    const headers: Record<string, string> = { "content-type": `application/${type}` };
-    if (ip !== "") headers["x-sentry-forwarded-for"] = ip;
-    headers["user-agent"] = req.headers.get("user-agent") ?? "";
+    // As the tunnel's (client address, User-Agent); a Content-Encoding would be the client's lie.
+    const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
     const res = await options.forward(options.target, body, headers).catch(() => undefined);
     await res?.body?.cancel();
