@@ -41,13 +41,10 @@ export function createCspReportHandler(
     if (report instanceof ApiError) return answer(report.status, report.message, report.headers);
     if (report instanceof Error) throw report;
     const type = types.pattern.exec(req.headers.get("content-type")!)![1].toLowerCase();
-    if (
-      type === "reports+json"
-        ? !Array.isArray(report)
-        : !Object.hasOwn(Object(report), "csp-report")
-    ) {
-      return answer(400, `not a CSP report (application/${type})`);
-    }
+    const shaped = type === "csp-report"
+      ? Object.hasOwn(Object(report), type)
+      : Array.isArray(report);
+    if (!shaped) return answer(400, `not a CSP report (application/${type})`);
     // As the tunnel's (client address, User-Agent); a Content-Encoding would be the client's lie.
     const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
