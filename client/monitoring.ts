@@ -6,6 +6,8 @@ import {
   captureException,
   captureMessage,
   init,
+  makeBrowserOfflineTransport,
+  makeFetchTransport,
   setContext,
   setTag,
   setUser,
@@ -22,12 +24,25 @@ import { feedbackOptions, replayOptions, sentryOptions } from "./sentry_options.
 // For the products' chunks: taking the SDK through this module keeps all of it in one chunk.
 export { addIntegration };
 
+// Taken before `init` wraps fetch: the SDK's own posts are not the page's requests.
+const pageFetch = globalThis.fetch.bind(globalThis);
+/** The tunnel's 503 (its queue is full) and 408 (upload cut off) as failed sends, which the
+ * offline transport keeps in IndexedDB and sends again on `online`, on a later send that works and
+ * at the next start-up; any other answer is final. */
+const tunnelFetch: typeof fetch = async (url, init) => {
+  const res = await pageFetch(url, init);
+  if (res.status === 503 || res.status === 408) throw new TypeError(`tunnel ${res.status}`);
+  return res;
+};
+const offlineTransport = makeBrowserOfflineTransport((o) => makeFetchTransport(o, tunnelFetch));
+
 /** Start the SDK, then send whatever the buffer caught while this chunk was loading. */
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {
   // The page's settings are named as Sentry's options; the app's own come first, so they lose.
   const { replayWorker, feedback, ...options } = config;
   const app = sentryOptions;
   init({
+    transport: (o) => offlineTransport({ ...o, flushAtStartup: true }),
     ...app,
     ...options,
     integrations: [

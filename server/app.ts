@@ -11,6 +11,8 @@ import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
+import { createCspReportHandler, type Forward } from "./tunnel/csp_reports.ts";
+import { cspReports } from "./page/csp.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
@@ -58,6 +60,12 @@ export function createApp(deps: AppDeps): Handler {
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
+  const csp = cspReports(config, deps.release);
+  // Straight to the ingest for now; the delivery queue will take it.
+  const forward: Forward = (url, body, headers) =>
+    (deps.fetch ?? fetch)(url, { method: "POST", body, headers, redirect: "manual" });
+  const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit };
+  if (csp) add(csp.path, route({ POST: createCspReportHandler({ ...csp, ...limits, forward }) }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,

@@ -79,7 +79,8 @@ Deno.test({
       (globalThis as unknown as { __cspViolations: string[] }).__cspViolations.length > 0
     );
     assert.deepEqual(await tab.cspViolations(), ["script-src-elem inline"]);
-    // The browser posts the report to Sentry's security endpoint for the app's DSN.
+    // The browser posts the report to the app (here through the proxy), which forwards it to
+    // Sentry's security endpoint for the app's DSN.
     const deadline = Date.now() + WAIT_MS;
     while (securityReports(ingest).length === reportsBefore && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -10,13 +10,14 @@ import assert from "node:assert/strict";
 import type { Envelope, Event, ReplayEvent } from "@sentry/core";
 import { securityReports } from "./support/browser_ingest.ts";
 import { waitForHydration } from "./support/browser_page.ts";
-import { ENVIRONMENT, startBrowserSuite, type Tab } from "./support/browser_suite.ts";
+import { ENVIRONMENT, startBrowserSuite, type Tab, WAIT_MS } from "./support/browser_suite.ts";
 import { copyProject } from "./support/dev.ts";
 import type { FakeIngest } from "./support/fake_ingest.ts";
 import { measurePayload } from "./support/payload.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 
-const { fixture, options, openTab, waitForItem, waitForError } = await startBrowserSuite();
+const { fixture, options, openTab, waitForItem, waitForItems, waitForError } =
+  await startBrowserSuite();
 
 // What the copy's home page does with client/sentry.ts.
 const HOME_PAGE = `import { useEffect } from "react";
@@ -218,6 +219,82 @@ Deno.test({
     assert.equal(feedback.contexts?.trace?.trace_id, pageload.contexts?.trace?.trace_id);
     assert.deepEqual(await tab.cspViolations(), []);
     assert.equal(securityReports(ingest).length, reportsBefore, "no CSP report");
+  },
+});
+
+Deno.test({
+  name: "browser: Feedback's screenshot is taken under the CSP and Permissions-Policy, no error",
+  ...options,
+  async fn() {
+    const { allOn } = products!;
+    await using tab = await openTab();
+    await openPage(tab, allOn.url);
+    await tab.page.click("text=Send feedback");
+    await tab.page.click("#sentry-feedback >> text=Add a screenshot");
+    // The editor shows the captured tab; a refused capture shows an error and no editor.
+    await tab.page.locator("#sentry-feedback .editor canvas").first().waitFor();
+    await tab.page.locator("#sentry-feedback >> text=Remove screenshot").waitFor();
+    assert.equal(await tab.page.locator("#sentry-feedback .form__error-container").count(), 0);
+    assert.deepEqual(await tab.cspViolations(), []);
+    tab.assertClean(); // no "Permissions policy violation: camera is not allowed" either
+  },
+});
+
+Deno.test({
+  name: "browser: Replay keeps sending segments after an outage the tunnel answered 2xx through",
+  ...options,
+  async fn() {
+    const { allOn } = products!;
+    await using tab = await openTab();
+    const token = await openPage(tab, allOn.url);
+    const first = await waitForItem<ReplayEvent>(
+      "replay_event",
+      (r) => r.urls?.some((url) => url.includes(token)) === true,
+    );
+    const segments = (min: number) =>
+      waitForItem<ReplayEvent>(
+        "replay_event",
+        (r) => r.replay_id === first.replay_id && (r.segment_id ?? 0) >= min,
+      );
+    // A stand-in for the delivery queue while the ingest is down: 2xx at once, the envelopes
+    // kept, and delivered in order once it is back.
+    const tunnel = new URL("/monitoring", allOn.url).href;
+    const held: Uint8Array[] = [];
+    await tab.page.route(tunnel, (route) => {
+      held.push(route.request().postDataBuffer() ?? new Uint8Array());
+      return route.fulfill({ status: 200, contentType: "application/json", body: "{}" });
+    });
+    const replayHeld = () => held.some((b) => new TextDecoder().decode(b).includes("replay_event"));
+    const deadline = Date.now() + WAIT_MS;
+    while (!replayHeld()) {
+      assert.ok(Date.now() < deadline, "a replay segment was sent during the outage");
+      await tab.page.click("h1");
+      await tab.page.waitForTimeout(200);
+    }
+    await tab.page.unroute(tunnel);
+    for (const body of held) {
+      const res = await fetch(tunnel, { method: "POST", body: new Uint8Array(body) });
+      await res.body?.cancel();
+      assert.equal(res.status, 200);
+    }
+    const during = Math.max(
+      ...held.flatMap((b) => [...new TextDecoder().decode(b).matchAll(/"segment_id":(\d+)/g)])
+        .map((m) => Number(m[1])),
+    );
+    // Typing after the outage: the replay goes on, segment after segment.
+    await tab.page.click("h1");
+    await tab.page.keyboard.type("after the outage");
+    const after = await segments(during + 1);
+    assert.equal(after.replay_type, "session");
+    // And the segments the stand-in kept arrived too: none is missing.
+    const ids = (await waitForItems<ReplayEvent>(
+      "replay_event",
+      (r) => r.replay_id === first.replay_id && (r.segment_id ?? 0) <= after.segment_id!,
+      after.segment_id! + 1,
+    )).map((r) => r.segment_id);
+    assert.deepEqual([...new Set(ids)].sort((a, b) => a! - b!), [
+      ...Array(after.segment_id! + 1).keys(),
+    ]);
   },
 });
 

@@ -16,7 +16,8 @@ import { measurePayload, type PayloadFile } from "./support/payload.ts";
 const KB = 1024;
 const BUDGETS = {
   beforeHydrationBytes: 72 * KB,
-  settingsOffBytes: 120 * KB,
+  // 120 KB until the offline transport (IndexedDB store, retries: 1.2 KB) joined the SDK's chunk.
+  settingsOffBytes: 121 * KB,
   allJavaScriptBytes: 185 * KB,
 };
 
@@ -114,14 +115,14 @@ Deno.test("the budget check fails a payload that is too big, naming the budget a
     settingsOff,
   });
   // Exactly at every budget: passes.
-  const atLimit = [file(72 * KB, true), file(48 * KB, false), file(65 * KB, false, false)];
+  const atLimit = [file(72 * KB, true), file(49 * KB, false), file(64 * KB, false, false)];
   assert.deepEqual(checkBudgets(atLimit, BUDGETS).over, []);
   // One byte over the hydration budget, which also takes the other two one byte over.
-  const tooBig = [file(72 * KB + 1, true), file(48 * KB, false), file(65 * KB, false, false)];
+  const tooBig = [file(72 * KB + 1, true), file(49 * KB, false), file(64 * KB, false, false)];
   const { over } = checkBudgets(tooBig, BUDGETS);
   assert.equal(over.length, 3);
   assert.match(over[0], /^JavaScript before hydration is 72\.0 KB gzip, .* by 1 byte$/);
-  assert.match(over[1], /^JavaScript with every setting off is 120\.0 KB gzip, .* by 1 byte$/);
+  assert.match(over[1], /^JavaScript with every setting off is 121\.0 KB gzip, .* by 1 byte$/);
   assert.match(over[2], /^all JavaScript is 185\.0 KB gzip, over its 185\.0 KB budget by 1 byte$/);
   // A large product chunk breaks only the whole page's budget.
   const productTooBig = checkBudgets([file(10 * KB, true), file(176 * KB, false, false)], BUDGETS);

@@ -41,6 +41,8 @@ export interface JsonBodyOptions {
   readonly slots?: number;
   readonly waitMs?: number;
   readonly timeoutMs?: number;
+  /** The content types taken, and how a 415 names them; JSON's by default. */
+  readonly types?: { readonly pattern: RegExp; readonly name: string };
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -53,6 +55,7 @@ export function createJsonReader(options: JsonBodyOptions) {
   const slots = options.slots ?? API_BODY_SLOTS;
   const takeSlot = createBodySlots(slots, clientShare(slots, options.clientLimits));
   const { waitMs = API_BODY_WAIT_MS, timeoutMs = API_BODY_TIMEOUT_MS } = options;
+  const types = options.types ?? { pattern: JSON_TYPE, name: "application/json" };
   const refusal = (cause: StopCause | undefined, reading: boolean): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
     if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
@@ -64,8 +67,8 @@ export function createJsonReader(options: JsonBodyOptions) {
   };
 
   return async (req: Request, client: string): Promise<unknown> => {
-    if (!JSON_TYPE.test(req.headers.get("content-type") ?? "")) {
-      throw new ApiError(415, "expected a JSON body (content-type: application/json)");
+    if (!types.pattern.test(req.headers.get("content-type") ?? "")) {
+      throw new ApiError(415, `expected a JSON body (content-type: ${types.name})`);
     }
     const declared = contentLength(req.headers);
     if (declared !== null && declared > limit) throw refusal("too-large", false);

@@ -16,6 +16,11 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
 });
 
+/** Pages' policy with SENTRY_FEEDBACK: Chromium checks `camera` for its screenshot's
+ * getDisplayMedia (a "camera is not allowed" violation under `camera=()`). */
+export const FEEDBACK_PERMISSIONS_POLICY = SECURITY_HEADERS["permissions-policy"]
+  .replace("camera=()", "camera=(self)");
+
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
@@ -35,20 +40,27 @@ export class RequestContext {
   #built: Response | undefined;
   #bytes: number | null = null;
 
-  /** `path`: the one the app routed on (request_target.ts), for tracing and the log. */
-  constructor(readonly requestId: string, hsts: boolean, readonly path: string) {
+  /** `path`: the one the app routed on (request_target.ts), for tracing and the log; `https`: the
+   * request came over HTTPS ({@link isHttps}). */
+  constructor(
+    readonly requestId: string,
+    hsts: boolean,
+    readonly path: string,
+    readonly https = false,
+  ) {
     this.#common = { ...SECURITY_HEADERS, "x-request-id": requestId };
     if (hsts) this.#common["strict-transport-security"] = HSTS_VALUE;
   }
 
-  /** A response with `headers` and the common ones; `bytes` is the body's size for the log. */
+  /** A response with the common headers and `headers` (which win: a page's Permissions-Policy);
+   * `bytes` is the body's size for the log. */
   send(
     body: AnswerBody,
     status: number,
     headers: Readonly<Record<string, string>>,
     bytes: number | null = body instanceof Uint8Array ? body.length : null,
   ): Response {
-    this.#built = new Response(body, { status, headers: { ...headers, ...this.#common } });
+    this.#built = new Response(body, { status, headers: { ...this.#common, ...headers } });
     this.#bytes = bytes;
     return this.#built;
   }

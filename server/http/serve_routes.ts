@@ -68,9 +68,9 @@ export function serveRoutes(options: ServeOptions): Handler {
   return (req, info) => {
     const started = performance.now();
     proxyHint(req, info);
-    const https = hsts !== "off" && isHttps(req, options);
+    const https = isHttps(req, options);
     const target = parseRequestTarget(req.url, req.headers.get("host"));
-    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path);
+    const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path, https);
     const res = checkRequestLimits(req) ??
       (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, ctx));
     return res instanceof Promise

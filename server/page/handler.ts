@@ -9,10 +9,11 @@ import {
   type AnswerBody,
   clientAddress,
   type ContextHandler,
+  FEEDBACK_PERMISSIONS_POLICY,
   type RequestContext,
 } from "../http/request_context.ts";
 import { DEV_PATHS } from "../constants.ts";
-import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts";
+import { contentSecurityPolicy, createNonce, cspReports } from "./csp.ts";
 import { documentShell } from "./document.ts";
 
 /** What a page's loader gets besides the request. */
@@ -90,12 +91,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
     },
   };
   const devScript = config.devMode ? DEV_PATHS.client : undefined;
-  // The dev inbox's DSN names no real ingest: violation reports would go nowhere.
-  const ownDsn = config.sentryDsn === undefined || config.devInbox
-    ? undefined
-    : config.tunnelAllowedDsns[0];
-  const reportUri = ownDsn &&
-    sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
+  const reportPath = cspReports(config, deps.release)?.path;
 
   const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
     documentShell(deps.manifest, page, { clientConfig, devScript });
@@ -107,9 +103,13 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
       "content-type": "text/html; charset=utf-8",
       // The page carries per-request parts (nonce, trace), so caches must revalidate.
       "cache-control": "no-cache",
-      "content-security-policy": contentSecurityPolicy(nonce, reportUri),
+      "content-security-policy": contentSecurityPolicy(nonce, reportPath, ctx?.https),
     };
     if (profiling) headers["document-policy"] = "js-profiling";
+    if (reportPath && ctx?.https) headers["reporting-endpoints"] = `csp="${reportPath}"`;
+    if (config.sentryDsn && config.feedback) {
+      headers["permissions-policy"] = FEEDBACK_PERMISSIONS_POLICY;
+    }
     return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
   };
   // Untraced answers (the 404) carry no trace to continue.

@@ -15,7 +15,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 /** Where Chromium is looked for when `CHROMIUM_PATH` is not set. */
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
 
-/** The flags Chromium runs with: headless, no sandbox, and no traffic of its own. */
+/** The flags Chromium runs with: headless, no sandbox, no traffic of its own, tab capture allowed. */
 export const CHROMIUM_ARGS: readonly string[] = [
   "--headless",
   "--no-sandbox",
@@ -25,6 +25,8 @@ export const CHROMIUM_ARGS: readonly string[] = [
   "--disable-background-networking",
   "--disable-component-update",
   "--disable-sync",
+  // Feedback's "Add a screenshot" captures the tab (getDisplayMedia): accepted without a prompt.
+  "--auto-accept-this-tab-capture",
 ];
 
 // A cold start on a busy 2-core machine takes about a second; this is only the give-up point.

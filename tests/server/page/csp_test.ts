@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { contentSecurityPolicy, createNonce } from "../../../server/page/csp.ts";
+import { contentSecurityPolicy, createNonce, cspReports } from "../../../server/page/csp.ts";
+import { loadConfig } from "../../../server/lifecycle/config.ts";
 
 Deno.test("contentSecurityPolicy: nonce-only scripts and the required directives", () => {
   const policy = contentSecurityPolicy("abc123");
@@ -36,4 +37,14 @@ Deno.test("createNonce: 128 random bits, base64, different every time", () => {
     assert.match(nonce, /^[A-Za-z0-9+/]{22}==$/);
     assert.equal(atob(nonce).length, 16);
   }
+});
+
+Deno.test("cspReports: the app's path under TUNNEL_PATH and the own DSN's security endpoint", () => {
+  const config = loadConfig({ SENTRY_DSN: "https://k@o1.ingest.sentry.io/2", TUNNEL_PATH: "/t" });
+  assert.deepEqual(cspReports(config, "r1"), {
+    path: "/t/csp",
+    target: "https://o1.ingest.sentry.io/api/2/security/?sentry_key=k&sentry_environment=" +
+      "production&sentry_release=r1",
+  });
+  assert.equal(cspReports(loadConfig({}), "r1"), undefined, "no DSN, no reports");
 });

@@ -7,6 +7,10 @@ import { defineRoutes } from "../../../client/page_table.ts";
 import { renderPages } from "../../../server/page/render.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
+import {
+  FEEDBACK_PERMISSIONS_POLICY,
+  SECURITY_HEADERS,
+} from "../../../server/http/request_context.ts";
 
 // Every name a plain object inherits, and paths a client can make up.
 const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"];
@@ -180,4 +184,32 @@ Deno.test("Sentry's products: the page's config names those on, and profiling's 
   const res = await noDsn.fetch("/about");
   assert.equal(res.headers.get("document-policy"), null);
   assert.deepEqual(await pageConfig(res), {});
+});
+
+Deno.test("CSP reports go to the app's own path; report-to only over HTTPS; Feedback's Permissions-Policy", async () => {
+  const dsn = "https://k@o1.ingest.sentry.io/2";
+  const env = { SENTRY_DSN: dsn, TUNNEL_PATH: "/t", TRUST_PROXY: "true" };
+  const { fetch } = await fixtureApp({ config: loadConfig(env) });
+  const http = await fetch("/about");
+  await http.body?.cancel();
+  const policy = http.headers.get("content-security-policy") ?? "";
+  assert.match(policy, /; report-uri \/t\/csp$/);
+  assert.equal(http.headers.get("reporting-endpoints"), null, "Chromium drops http: endpoints");
+  assert.equal(http.headers.get("permissions-policy"), SECURITY_HEADERS["permissions-policy"]);
+  const https = await fetch("/about", { headers: { "x-forwarded-proto": "https" } });
+  await https.body?.cancel();
+  assert.match(https.headers.get("content-security-policy") ?? "", /; report-to csp$/);
+  assert.equal(https.headers.get("reporting-endpoints"), 'csp="/t/csp"');
+
+  const feedback = await fixtureApp({ config: loadConfig({ ...env, SENTRY_FEEDBACK: "true" }) });
+  for (const path of ["/about", "/nothing-here"]) {
+    const res = await feedback.fetch(path);
+    await res.body?.cancel();
+    assert.equal(res.headers.get("permissions-policy"), FEEDBACK_PERMISSIONS_POLICY, path);
+    assert.match(FEEDBACK_PERMISSIONS_POLICY, /^camera=\(self\), microphone=\(\)/);
+  }
+  // Only pages: other answers keep the strict policy.
+  const icon = await feedback.fetch("/favicon.svg");
+  await icon.body?.cancel();
+  assert.equal(icon.headers.get("permissions-policy"), SECURITY_HEADERS["permissions-policy"]);
 });

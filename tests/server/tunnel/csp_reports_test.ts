@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import {
+  createCspReportHandler,
+  CSP_REPORT_MAX_BYTES,
+  type Forward,
+} from "../../../server/tunnel/csp_reports.ts";
+
+const TARGET = "https://ingest.example/api/1/security/?sentry_key=k";
+const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
+
+/** The handler on a real socket, with a forward that records what it was given. */
+function serve(options: { rateLimit?: number; answer?: () => Promise<Response> } = {}) {
+  const forwarded: { url: string; body: unknown; headers: Record<string, string> }[] = [];
+  const forward: Forward = (url, body, headers) => {
+    forwarded.push({ url, body: JSON.parse(new TextDecoder().decode(body)), headers });
+    return options.answer?.() ?? Promise.resolve(new Response("{}", { status: 200 }));
+  };
+  const handler = createCspReportHandler({
+    target: TARGET,
+    trustProxy: false,
+    rateLimit: options.rateLimit ?? 0,
+    forward,
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+  const post = async (body: BodyInit, type: string) => {
+    const res = await fetch(`http://127.0.0.1:${server.addr.port}/monitoring/csp`, {
+      method: "POST",
+      body,
+      headers: { "content-type": type },
+    });
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  };
+  return { forwarded, post, [Symbol.asyncDispose]: () => server.shutdown() };
+}
+
+Deno.test("CSP reports: both content types are forwarded to the security endpoint, re-serialized", async () => {
+  await using s = serve();
+  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 204);
+  const batch = [{ type: "csp-violation", body: { effectiveDirective: "img-src" } }];
+  const reports = await s.post(JSON.stringify(batch), "application/reports+json; charset=utf-8");
+  assert.equal(reports.status, 204);
+  assert.deepEqual(s.forwarded.map((f) => [f.url, f.body, f.headers["content-type"]]), [
+    [TARGET, REPORT, "application/csp-report"],
+    [TARGET, batch, "application/reports+json"],
+  ]);
+  assert.equal(s.forwarded[0].headers["x-sentry-forwarded-for"], "127.0.0.1");
+});
+
+Deno.test("CSP reports: bad input is a 4xx with a one-line reason, and nothing is forwarded", async () => {
+  await using s = serve();
+  const cases: [BodyInit, string, number, RegExp][] = [
+    [JSON.stringify(REPORT), "application/json", 415, /application\/csp-report/],
+    [JSON.stringify(REPORT), "text/plain", 415, /content-type/],
+    ["{not json", "application/csp-report", 400, /malformed JSON/],
+    ["", "application/csp-report", 400, /empty body/],
+    [JSON.stringify({ other: 1 }), "application/csp-report", 400, /not a CSP report/],
+    [JSON.stringify(REPORT), "application/reports+json", 400, /not a CSP report/],
+    ["[" + "1,".repeat(CSP_REPORT_MAX_BYTES) + "1]", "application/reports+json", 413, /larger/],
+  ];
+  for (const [body, type, status, reason] of cases) {
+    const res = await s.post(body, type);
+    assert.equal(res.status, status, `${type} ${String(body).slice(0, 20)}`);
+    assert.match(res.text, reason);
+    assert.equal(res.text.trimEnd().split("\n").length, 1);
+  }
+  assert.equal(s.forwarded.length, 0);
+});
+
+Deno.test("CSP reports: the per-client rate limit answers 429 with Retry-After", async () => {
+  await using s = serve({ rateLimit: 2 });
+  const statuses = [];
+  let last: Headers | undefined;
+  for (let i = 0; i < 3; i++) {
+    const res = await s.post(JSON.stringify(REPORT), "application/csp-report");
+    statuses.push(res.status);
+    last = res.headers;
+  }
+  assert.deepEqual(statuses, [204, 204, 429]);
+  assert.match(last?.get("retry-after") ?? "", /^\d+$/);
+  assert.equal(s.forwarded.length, 2);
+});
+
+Deno.test("CSP reports: an ingest that fails or refuses is a 502, never a throw", async () => {
+  {
+    await using s = serve({ answer: () => Promise.reject(new TypeError("connection refused")) });
+    assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 502);
+  }
+  await using s = serve({ answer: () => Promise.resolve(new Response("no", { status: 403 })) });
+  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 502);
+});
