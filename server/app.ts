@@ -11,6 +11,7 @@ import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
 import { createTunnelHandler } from "./tunnel/handler.ts";
+import { type BodyBudget, createBodyBudget } from "./http/body_budget.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
@@ -57,11 +58,13 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
+  const bodies = bodyBudget(config); // one for the tunnel and the API: it bounds their memory
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch, bodies) }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
     clientLimits: config.tunnelRateLimit > 0,
+    bodies,
   };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
@@ -108,8 +111,14 @@ export function createApp(deps: AppDeps): Handler {
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDeps["fetch"]) {
+export function configuredTunnel(
+  config: Config,
+  logLine: LogLine,
+  fetch?: AppDeps["fetch"],
+  bodies = bodyBudget(config),
+) {
   return createTunnelHandler({
+    bodies,
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
     timeoutMs: config.tunnelTimeoutMs,
@@ -121,6 +130,10 @@ export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDe
 }
 
 type LogLine = (line: string) => void;
+
+function bodyBudget(config: Config): BodyBudget {
+  return createBodyBudget({ ...config.bodies, clientLimits: config.tunnelRateLimit > 0 });
+}
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 let debugErrors = 0;

@@ -3,11 +3,21 @@
  * 2.9 that leaks its op and buffer): stopping only stops waiting, and the body is cancelled once
  * that read ends. */
 
+import { BODY_WAIT_MS, type BodyBudget, bodyDeadline, type Place } from "./body_budget.ts";
+
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
-/** Why a read was cut short; "abandoned": the exchange ended before the body did. */
-export type StopCause = "timeout" | "client" | "too-large" | "fragmented" | "abandoned";
+/** Why a read was cut short; "slow": behind the budget's read timeout or minimum rate (408);
+ * "busy": no place or memory in the budget (503); "abandoned": the exchange ended first. */
+export type StopCause =
+  | "timeout"
+  | "slow"
+  | "busy"
+  | "client"
+  | "too-large"
+  | "fragmented"
+  | "abandoned";
 
 /** Reads handled back to back before other connections get a turn: already buffered chunks
  * resolve as microtasks, so without a turn one body in 1-byte chunks holds the loop for seconds. */
@@ -36,7 +46,8 @@ export function contentLength(headers: Headers): number | null {
 }
 
 /** One request's body, read once, at most `maxBytes` of it. A body with a Content-Length up to
- * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. */
+ * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. With a
+ * `budget`, it is read once {@link admit}ted, and stopped ("slow") when it falls behind. */
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
@@ -45,10 +56,17 @@ export class RequestBody {
   /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
   readonly upstream = new AbortController();
   readonly whole: boolean;
+  /** Times the pace was checked: once per read timeout or so, whatever the body's size. */
+  checks = 0;
+  /** Called once the whole body has been read. */
+  onEnd: (() => void) | undefined;
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
   #pending: Promise<unknown> = Promise.resolve();
   #wake: ((cause: StopCause) => void) | undefined;
+  #place: Place | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #waiting: number | null = null; // when the pending read began
 
   /** `declared`: the body's Content-Length ({@link contentLength}), null when chunked. */
   constructor(
@@ -56,6 +74,8 @@ export class RequestBody {
     readonly declared: number | null,
     readonly maxBytes: number,
     wholeUpTo: number,
+    private readonly budget?: BodyBudget,
+    private readonly client = "",
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
     if (this.whole || req.body === null) return;
@@ -67,9 +87,25 @@ export class RequestBody {
     }
   }
 
+  /** Take a place in the budget, waiting in line for one (at most BODY_WAIT_MS); rejects with
+   * the cause if refused ("busy") or stopped meanwhile. */
+  async admit(): Promise<void> {
+    if (this.budget === undefined) return;
+    const entry = this.budget.enter(this.client, this.declared ?? 0, () => this.stop("slow"));
+    if (entry === undefined) return this.#fail("busy");
+    this.#place = entry.place;
+    if (entry.ready !== undefined) {
+      this.#timer = setTimeout(() => this.stop("busy"), BODY_WAIT_MS);
+      await this.until(entry.ready);
+      clearTimeout(this.#timer);
+    }
+    this.#check();
+  }
+
   /** Stop reading: a pending {@link until} or {@link next} rejects with the cause at once. */
   stop(cause: StopCause): void {
     if (this.cause !== undefined) return;
+    clearTimeout(this.#timer);
     this.cause = cause;
     this.#wake?.(cause);
     if (cause !== "abandoned") this.upstream.abort();
@@ -88,10 +124,7 @@ export class RequestBody {
    * READS_PER_TURN reads, other connections get a turn first. */
   async next(): Promise<Bytes | undefined> {
     if (this.cause !== undefined) throw this.cause;
-    if (this.done || (this.#reader === undefined && !this.whole)) {
-      this.done = true;
-      return undefined;
-    }
+    if (this.done || (this.#reader === undefined && !this.whole)) return this.#end();
     if (this.reads > 0 && this.reads % READS_PER_TURN === 0) await this.until(nextTurn());
     const read = this.#read();
     this.#pending = read.catch(() => {});
@@ -102,22 +135,24 @@ export class RequestBody {
       this.stop("client"); // a body that errors is a client gone mid-upload
       throw this.cause;
     }
+    this.#waiting = null;
     const { declared } = this;
     if (result.done) {
       if (declared !== null && this.received !== declared) return this.#fail("client");
-      this.done = true;
-      return undefined;
+      return this.#end();
     }
     const chunk = result.value;
     this.reads++;
     this.received += chunk.byteLength;
     if (this.received > this.maxBytes) return this.#fail("too-large");
+    const place = this.#place;
+    if (place && !this.budget!.receive(place, chunk.byteLength)) return this.#fail("busy");
     if (this.reads > FREE_READS && this.received < this.reads * MIN_AVERAGE_READ) {
       return this.#fail("fragmented");
     }
     if (declared !== null && this.received >= declared) {
       if (this.received > declared) return this.#fail("client");
-      this.done = true;
+      this.#end();
     }
     if (chunk.byteLength * 2 >= chunk.buffer.byteLength) return chunk;
     // A small chunk is copied, and its buffer kept for the next read: it never pins 64 KiB.
@@ -149,13 +184,40 @@ export class RequestBody {
     }, { highWaterMark: 0 });
   }
 
-  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream). */
+  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream);
+   * its place and bytes go back to the budget. */
   release(): void {
     if (!this.done) this.stop("abandoned");
+    if (this.#place) this.budget!.leave(this.#place);
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
+  // One timer at a time, re-armed when it fires before the deadline moved past it: no timer work
+  // per read, and about one check per read timeout.
+  #check = () => {
+    if (this.budget === undefined || this.done || this.cause !== undefined) return;
+    this.checks++;
+    const { limits, clock } = this.budget;
+    const credited = this.whole ? this.declared! : this.received; // a whole read shows no progress
+    const due = bodyDeadline(
+      limits,
+      this.#place!.start,
+      credited,
+      this.whole ? null : this.#waiting,
+    );
+    if (due <= clock()) this.stop("slow");
+    else this.#timer = setTimeout(this.#check, due - clock());
+  };
+
+  #end(): undefined {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.#timer);
+    this.onEnd?.();
+  }
+
   #read(): Promise<ReadableStreamReadResult<Bytes>> {
+    this.#waiting ??= this.budget?.clock() ?? null;
     const reader = this.#reader;
     if (reader === undefined) return this.req.bytes().then((value) => ({ done: false, value }));
     if (!(reader instanceof ReadableStreamBYOBReader)) return reader.read();
