@@ -10,8 +10,8 @@ import {
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
-import { createTunnelHandler } from "./tunnel/handler.ts";
-import { type BodyBudget, createBodyBudget } from "./http/body_budget.ts";
+import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
+import { createBodyBudget } from "./http/body_budget.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
@@ -58,12 +58,12 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  const bodies = bodyBudget(config); // one for the tunnel and the API: it bounds their memory
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch, bodies) }));
+  const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
+  const tunnel = configuredTunnel(config, logLine, { fetch: deps.fetch, bodies });
+  add(config.tunnelPath, route({ POST: tunnel }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
-    clientLimits: config.tunnelRateLimit > 0,
     bodies,
   };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
@@ -111,29 +111,20 @@ export function createApp(deps: AppDeps): Handler {
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(
-  config: Config,
-  logLine: LogLine,
-  fetch?: AppDeps["fetch"],
-  bodies = bodyBudget(config),
-) {
+export function configuredTunnel(config: Config, log: LogLine, deps: Partial<TunnelOptions> = {}) {
   return createTunnelHandler({
-    bodies,
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
     timeoutMs: config.tunnelTimeoutMs,
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
-    fetch,
-    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
+    fetch: deps.fetch,
+    bodies: deps.bodies ?? createBodyBudget(config.bodies),
+    log: (record, requestId) => log(formatTunnelRecord(record, requestId, config.logFormat)),
   });
 }
 
 type LogLine = (line: string) => void;
-
-function bodyBudget(config: Config): BodyBudget {
-  return createBodyBudget({ ...config.bodies, clientLimits: config.tunnelRateLimit > 0 });
-}
 
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 let debugErrors = 0;

@@ -1,11 +1,6 @@
 /** `ctx.json()`: an API request's JSON body within limits every API route shares: its size and
  * nesting, and the body budget (places, bytes, pace). A client's mistake is an ApiError. */
-import {
-  BODY_DEFAULTS,
-  type BodyBudget,
-  createBodyBudget,
-  refusedBody,
-} from "../http/body_budget.ts";
+import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
   contentLength,
   FRAGMENTED_REASON,
@@ -33,10 +28,8 @@ export class ApiError extends Error {
 export interface JsonBodyOptions {
   /** Largest body read (API_MAX_BODY_BYTES). */
   readonly maxBodyBytes: number;
-  /** Per-client places and bytes (TUNNEL_RATE_LIMIT on), for a budget of its own. */
-  readonly clientLimits: boolean;
   /** The server's budget for bodies in flight, shared with the tunnel. */
-  readonly bodies?: BodyBudget;
+  readonly bodies: BodyBudget;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -45,9 +38,7 @@ const utf8 = new TextDecoder();
 
 /** Build the reader behind every route's `ctx.json()`: `client` is the budget's key (clientKey). */
 export function createJsonReader(options: JsonBodyOptions) {
-  const { maxBodyBytes: limit } = options;
-  const bodies = options.bodies ??
-    createBodyBudget({ ...BODY_DEFAULTS, clientLimits: options.clientLimits });
+  const { maxBodyBytes: limit, bodies } = options;
   const refusal = (cause: StopCause | undefined): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
     if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
@@ -66,7 +57,6 @@ export function createJsonReader(options: JsonBodyOptions) {
     const body = new RequestBody(req, declared, limit, 0, bodies, client);
     let bytes: Uint8Array;
     try {
-      await body.admit();
       bytes = await body.bytes();
     } catch {
       throw refusal(body.cause);

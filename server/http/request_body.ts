@@ -3,21 +3,13 @@
  * 2.9 that leaks its op and buffer): stopping only stops waiting, and the body is cancelled once
  * that read ends. */
 
-import { BODY_WAIT_MS, type BodyBudget, bodyDeadline, type Place } from "./body_budget.ts";
+import type { BodyBudget, BodyStop, Place } from "./body_budget.ts";
 
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
-/** Why a read was cut short; "slow": behind the budget's read timeout or minimum rate (408);
- * "busy": no place or memory in the budget (503); "abandoned": the exchange ended first. */
-export type StopCause =
-  | "timeout"
-  | "slow"
-  | "busy"
-  | "client"
-  | "too-large"
-  | "fragmented"
-  | "abandoned";
+/** Why a read was cut short; "abandoned": the exchange ended before the body did. */
+export type StopCause = BodyStop | "timeout" | "client" | "too-large" | "fragmented" | "abandoned";
 
 /** Reads handled back to back before other connections get a turn: already buffered chunks
  * resolve as microtasks, so without a turn one body in 1-byte chunks holds the loop for seconds. */
@@ -46,8 +38,8 @@ export function contentLength(headers: Headers): number | null {
 }
 
 /** One request's body, read once, at most `maxBytes` of it. A body with a Content-Length up to
- * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. With a
- * `budget`, it is read once {@link admit}ted, and stopped ("slow") when it falls behind. */
+ * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. It takes a
+ * place in `budget` (else is stopped "busy"), and is stopped "slow" when it falls behind. */
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
@@ -78,6 +70,9 @@ export class RequestBody {
     private readonly client = "",
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
+    this.#place = budget?.enter(client, declared ?? 0, () => this.stop("slow"));
+    if (budget !== undefined && this.#place === undefined) this.stop("busy");
+    this.#check();
     if (this.whole || req.body === null) return;
     try {
       // Reads into the body's own buffer: Deno's default reader gives each read a new 64 KiB one.
@@ -85,21 +80,6 @@ export class RequestBody {
     } catch {
       this.#reader = req.body.getReader() as ReadableStreamDefaultReader<Bytes>; // not a byte stream
     }
-  }
-
-  /** Take a place in the budget, waiting in line for one (at most BODY_WAIT_MS); rejects with
-   * the cause if refused ("busy") or stopped meanwhile. */
-  async admit(): Promise<void> {
-    if (this.budget === undefined) return;
-    const entry = this.budget.enter(this.client, this.declared ?? 0, () => this.stop("slow"));
-    if (entry === undefined) return this.#fail("busy");
-    this.#place = entry.place;
-    if (entry.ready !== undefined) {
-      this.#timer = setTimeout(() => this.stop("busy"), BODY_WAIT_MS);
-      await this.until(entry.ready);
-      clearTimeout(this.#timer);
-    }
-    this.#check();
   }
 
   /** Stop reading: a pending {@link until} or {@link next} rejects with the cause at once. */
@@ -197,16 +177,11 @@ export class RequestBody {
   #check = () => {
     if (this.budget === undefined || this.done || this.cause !== undefined) return;
     this.checks++;
-    const { limits, clock } = this.budget;
-    const credited = this.whole ? this.declared! : this.received; // a whole read shows no progress
-    const due = bodyDeadline(
-      limits,
-      this.#place!.start,
-      credited,
-      this.whole ? null : this.#waiting,
-    );
-    if (due <= clock()) this.stop("slow");
-    else this.#timer = setTimeout(this.#check, due - clock());
+    // A body read whole shows no progress: it is given the time its length takes at the rate.
+    const [bytes, wait] = this.whole ? [this.declared!, null] : [this.received, this.#waiting];
+    const due = this.budget.deadline(this.#place!, bytes, wait) - this.budget.clock();
+    if (due <= 0) this.stop("slow");
+    else this.#timer = setTimeout(this.#check, due);
   };
 
   #end(): undefined {

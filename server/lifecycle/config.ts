@@ -155,6 +155,7 @@ export function loadConfig(env: Env) {
   }
   // The app's own DSN (browser and server SDKs); the inbox's answers only on this server.
   const sentryDsn: string | undefined = devInbox ? DEV_INBOX_DSN : ownDsn;
+  const tunnelRateLimit = read("TUNNEL_RATE_LIMIT") ?? 600;
   return {
     port: read("PORT") ?? 8000,
     host: read("HOST") ?? "0.0.0.0",
@@ -179,13 +180,14 @@ export function loadConfig(env: Env) {
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
     tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
     /** Envelopes per client address per minute (0: no limit); Session Replay sends 20-40. */
-    tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
+    tunnelRateLimit,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
     /** The largest JSON body an API route's `ctx.json()` reads. */
     apiMaxBodyBytes: read("API_MAX_BODY_BYTES") ?? 1024 * 1024,
     /** Request bodies in flight (tunnel and API): time between reads, minimum bytes/s, memory. */
     bodies: {
+      clientLimits: tunnelRateLimit > 0,
       readTimeoutMs: read("BODY_READ_TIMEOUT_MS") ?? BODY_DEFAULTS.readTimeoutMs,
       minRate: read("BODY_MIN_RATE") ?? BODY_DEFAULTS.minRate,
       memoryBytes: read("BODY_MEMORY_BYTES") ?? BODY_DEFAULTS.memoryBytes,

@@ -5,12 +5,7 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
-import {
-  BODY_DEFAULTS,
-  type BodyBudget,
-  createBodyBudget,
-  refusedBody,
-} from "../http/body_budget.ts";
+import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
   type Bytes,
   contentLength,
@@ -47,8 +42,8 @@ export interface TunnelOptions {
   readonly rateLimit?: number;
   /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
   readonly fetch?: typeof fetch;
-  /** The server's budget for bodies in flight, shared with `ctx.json()`; else one of its own. */
-  readonly bodies?: BodyBudget;
+  /** The server's budget for bodies in flight, shared with `ctx.json()`. */
+  readonly bodies: BodyBudget;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
@@ -80,12 +75,10 @@ const TEXT = "text/plain; charset=utf-8";
 
 /** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
-  const { allowedDsns, maxBodyBytes, timeoutMs } = options;
+  const { allowedDsns, maxBodyBytes, timeoutMs, bodies } = options;
   const upstreamFetch = options.fetch ?? platformFetch;
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  const bodies = options.bodies ??
-    createBodyBudget({ ...BODY_DEFAULTS, clientLimits: limiter !== undefined });
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */
@@ -145,7 +138,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     let deadline: ReturnType<typeof setTimeout> | undefined;
     body.onEnd = () => deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
     try {
-      await body.admit();
       const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
       const bytes = declared ?? body.received;
       if (!(outcome instanceof Response)) return refuse(outcome, bytes);

@@ -13,6 +13,7 @@ import {
 } from "../../../server/http/body_budget.ts";
 import { byteStreamPost } from "../../support/byte_stream.ts";
 import { depthOf } from "../../support/json_depth.ts";
+import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -65,7 +66,7 @@ async function refusal(reading: Promise<unknown>): Promise<ApiError> {
 }
 
 Deno.test("ctx.json(): the body as JSON, declared or chunked; each mistake its own status", async () => {
-  const read = createJsonReader({ maxBodyBytes: 100_000, clientLimits: false });
+  const read = createJsonReader({ maxBodyBytes: 100_000, bodies: defaultBodies() });
   const value = { text: "x".repeat(70_000), list: [1, [2, [3]]] };
   const bytes = encode(JSON.stringify(value));
   const pieces = [bytes.subarray(0, 40_000), bytes.subarray(40_000)];
@@ -99,7 +100,7 @@ Deno.test("ctx.json(): a client past its places is a 503 with Retry-After; a sta
   // Bodies stalled 100 ms (half the read timeout: the grace) are cut; one client holds 8 places.
   const limits = { readTimeoutMs: 200, minRate: 8192, memoryBytes: 1_000_000 };
   const bodies = createBodyBudget({ ...limits, clientLimits: true });
-  const shared = createJsonReader({ maxBodyBytes: 900_000, clientLimits: true, bodies });
+  const shared = createJsonReader({ maxBodyBytes: 900_000, bodies });
   const held = Array.from({ length: MAX_CLIENT_BODIES }, () => shared(stalled(), "a"));
   const busy = await refusal(shared(post([encode("[1]")]), "a"));
   assert.equal(busy.status, 503);
@@ -118,7 +119,6 @@ Deno.test("ctx.json(): a client past its places is a 503 with Retry-After; a sta
   // ...unless per-client limits are off.
   const open = createJsonReader({
     maxBodyBytes: 900_000,
-    clientLimits: false,
     bodies: createBodyBudget({ ...limits, clientLimits: false }),
   });
   const again = post([encode(" ".repeat(600_000) + "4")], { "content-length": "600001" });

@@ -5,9 +5,6 @@ import assert from "node:assert/strict";
 import { sha256Hex, startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   buildEnvelope,
-  concat,
-  eventually,
-  MiB,
   post,
   randomBytes,
   startTunnel,

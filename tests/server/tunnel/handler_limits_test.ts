@@ -10,6 +10,7 @@ import {
   assertOneLineReason,
   buildEnvelope,
   chunkedStream,
+  defaultBodies,
   encoder,
   eventually,
   type LogLine,
@@ -90,7 +91,12 @@ test("413 for an endless fetch body stream, which is not read to its end", async
 
 // Bodies cut 300 ms after a read began waiting, or 150 ms (the grace) plus their minimum-rate time.
 const quickBudget = () =>
-  createBodyBudget({ readTimeoutMs: 300, minRate: 8192, memoryBytes: 64 * MiB, clientLimits: false });
+  createBodyBudget({
+    readTimeoutMs: 300,
+    minRate: 8192,
+    memoryBytes: 64 * MiB,
+    clientLimits: false,
+  });
 
 test("408 when the client stalls before the header line is complete", async () => {
   await using ingest = startFakeIngest();
@@ -131,6 +137,7 @@ test("a body shorter than its Content-Length is never forwarded as complete", as
     maxBodyBytes: MiB,
     timeoutMs: 5_000,
     trustProxy: false,
+    bodies: defaultBodies(),
     log: (fields) => logs.push(fields),
   });
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(100));
