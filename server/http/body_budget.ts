@@ -21,9 +21,6 @@ export const STALLED_MS = 1_000;
 /** The Retry-After of a 503: stalled bodies are cut within the grace. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** Why the budget stops a body: too slow (408), or no room (503). */
-export type BodyStop = "slow" | "busy";
-
 /** One body's share: when it began to be read, the bytes it received and was charged. */
 export interface Place {
   readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
@@ -111,10 +108,11 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   };
 }
 
-/** The answer to a body the budget stopped, else undefined. */
+/** The answer to a body the budget stopped: "timeout" (behind its pace, 408) or "busy" (no room,
+ * 503); else undefined. */
 export function refusedBody(cause: string | undefined, limits: BodyLimits) {
   const pace = `nothing for ${limits.readTimeoutMs} ms, or under ${limits.minRate} bytes/s`;
-  if (cause === "slow") return { status: 408, reason: `request body too slow: ${pace}` };
+  if (cause === "timeout") return { status: 408, reason: `request body too slow: ${pace}` };
   if (cause !== "busy") return undefined;
   const headers = { "retry-after": String(RETRY_AFTER_SECONDS) };
   return { status: 503, reason: "too many request bodies in flight; retry later", headers };

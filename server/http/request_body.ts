@@ -3,13 +3,13 @@
  * 2.9 that leaks its op and buffer): stopping only stops waiting, and the body is cancelled once
  * that read ends. */
 
-import type { BodyBudget, BodyStop, Place } from "./body_budget.ts";
+import type { BodyBudget, Place } from "./body_budget.ts";
 
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
 /** Why a read was cut short; "abandoned": the exchange ended before the body did. */
-export type StopCause = BodyStop | "timeout" | "client" | "too-large" | "fragmented" | "abandoned";
+export type StopCause = "timeout" | "busy" | "client" | "too-large" | "fragmented" | "abandoned";
 
 /** Reads handled back to back before other connections get a turn: already buffered chunks
  * resolve as microtasks, so without a turn one body in 1-byte chunks holds the loop for seconds. */
@@ -39,7 +39,7 @@ export function contentLength(headers: Headers): number | null {
 
 /** One request's body, read once, at most `maxBytes` of it. A body with a Content-Length up to
  * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. It takes a
- * place in `budget` (else is stopped "busy"), and is stopped "slow" when it falls behind. */
+ * place in `budget` (else is stopped "busy"), and is stopped ("timeout") when it falls behind. */
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
@@ -48,10 +48,8 @@ export class RequestBody {
   /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
   readonly upstream = new AbortController();
   readonly whole: boolean;
-  /** Times the pace was checked: once per read timeout or so, whatever the body's size. */
-  checks = 0;
-  /** Called once the whole body has been read. */
-  onEnd: (() => void) | undefined;
+  checks = 0; // of its pace: about once per read timeout, whatever its size
+  onEnd: (() => void) | undefined; // called once the whole body is read
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
   #pending: Promise<unknown> = Promise.resolve();
@@ -70,7 +68,7 @@ export class RequestBody {
     private readonly client = "",
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
-    this.#place = budget?.enter(client, declared ?? 0, () => this.stop("slow"));
+    this.#place = budget?.enter(client, declared ?? 0, () => this.stop("timeout"));
     if (budget !== undefined && this.#place === undefined) this.stop("busy");
     this.#check();
     if (this.whole || req.body === null) return;
@@ -142,10 +140,9 @@ export class RequestBody {
 
   /** The rest of the body in one buffer: as large as the Content-Length, else doubled as needed. */
   async bytes(): Promise<Bytes> {
+    let chunk = await this.next(); // a body refused at once allocates nothing
     const whole = new ByteBuffer(Math.min(this.declared ?? 0, this.maxBytes));
-    for (let chunk = await this.next(); chunk !== undefined; chunk = await this.next()) {
-      whole.append(chunk);
-    }
+    for (; chunk !== undefined; chunk = await this.next()) whole.append(chunk);
     return whole.bytes();
   }
 
@@ -180,7 +177,7 @@ export class RequestBody {
     // A body read whole shows no progress: it is given the time its length takes at the rate.
     const [bytes, wait] = this.whole ? [this.declared!, null] : [this.received, this.#waiting];
     const due = this.budget.deadline(this.#place!, bytes, wait) - this.budget.clock();
-    if (due <= 0) this.stop("slow");
+    if (due <= 0) this.stop("timeout");
     else this.#timer = setTimeout(this.#check, due);
   };
 

@@ -146,7 +146,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return outcome;
     } catch (error) {
       if (body.cause === undefined || body.cause === "abandoned") throw error;
-      return refuse(stopped(body.cause), declared ?? body.received);
+      return refuse(stopped(body.cause, body.done), declared ?? body.received);
     } finally {
       clearTimeout(deadline);
       body.release();
@@ -154,16 +154,16 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   };
 
   /** The answer to a transfer the tunnel cut short. */
-  function stopped(cause: StopCause): Rejection {
+  function stopped(cause: StopCause, allRead: boolean): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
     if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
-    const refused = refusedBody(cause, bodies.limits);
-    if (refused !== undefined) return refused;
-    if (cause !== "timeout") {
-      // Nobody reads this answer; the status labels the log line.
-      return { status: 400, reason: "client closed the connection before the body was complete" };
+    // Once every byte was read, the wait is the ingest's (504); before, the client's (408).
+    if (cause === "timeout" && allRead) {
+      return { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` };
     }
-    return { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` };
+    // Else nobody reads the answer to a client gone; the status labels the log line.
+    return refusedBody(cause, bodies.limits) ??
+      { status: 400, reason: "client closed the connection before the body was complete" };
   }
 }
 

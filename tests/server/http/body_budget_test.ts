@@ -105,7 +105,7 @@ Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, w
 });
 
 Deno.test("refusedBody: 408 for a slow body, naming the settings; 503 with Retry-After when busy", () => {
-  assert.deepEqual(refusedBody("slow", limits), {
+  assert.deepEqual(refusedBody("timeout", limits), {
     status: 408,
     reason: "request body too slow: nothing for 10000 ms, or under 8192 bytes/s",
   });

@@ -177,7 +177,7 @@ Deno.test("RequestBody: its pace is checked about once per read timeout, not onc
 Deno.test("RequestBody: a body that stops arriving is stopped as slow, and its place is freed", async () => {
   const budget = createBodyBudget({ ...BODY_DEFAULTS, readTimeoutMs: 100, clientLimits: true });
   const body = new RequestBody(paced(3, 2048, 1, false), null, 1e9, 0, budget, "a");
-  await assert.rejects(() => body.bytes(), (cause) => cause === "slow");
+  await assert.rejects(() => body.bytes(), (cause) => cause === "timeout");
   body.release();
   // Its client's 8 places are all free again.
   const again = Array.from({ length: 8 }, () => budget.enter("a", 0, () => {}));
