@@ -36,9 +36,8 @@ export type BodyBudget = ReturnType<typeof createBodyBudget>;
 /** Build a budget; `clock` gives the time in ms. */
 export function createBodyBudget(limits: BodyLimits, clock = () => performance.now()) {
   const { memoryBytes, minRate, readTimeoutMs } = limits;
-  const [clientPlaces, clientBytes] = limits.clientLimits
-    ? [MAX_CLIENT_BODIES, memoryBytes / 2]
-    : [MAX_BODIES, memoryBytes];
+  const clientPlaces = limits.clientLimits ? MAX_CLIENT_BODIES : MAX_BODIES;
+  const clientBytes = limits.clientLimits ? memoryBytes / 2 : memoryBytes;
   const admitted = new Set<Place>();
   const clients = new Map<string, Place["client"]>();
   let bytes = 0;

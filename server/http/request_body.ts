@@ -165,6 +165,7 @@ export class RequestBody {
    * its place and bytes go back to the budget. */
   release(): void {
     if (!this.done) this.stop("abandoned");
+    clearTimeout(this.#timer);
     if (this.#place) this.budget!.leave(this.#place);
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
@@ -182,10 +183,8 @@ export class RequestBody {
   };
 
   #end(): undefined {
-    if (this.done) return;
+    if (!this.done) this.onEnd?.();
     this.done = true;
-    clearTimeout(this.#timer);
-    this.onEnd?.();
   }
 
   #read(): Promise<ReadableStreamReadResult<Bytes>> {
