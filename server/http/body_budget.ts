@@ -28,6 +28,8 @@ export interface Place {
   readonly start: number;
   received: number;
   charged: number;
+  /** Read to its end (its wait is the app's or the ingest's): never stalled. */
+  ended?: boolean;
 }
 
 /** The budget shared by every body of the server. */
@@ -56,7 +58,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     let most = STALLED_MS;
     for (const place of among) {
       const lag = now - place.start - place.received * 1000 / minRate;
-      if (lag > most) [victim, most] = [place, lag];
+      if (!place.ended && lag > most) [victim, most] = [place, lag];
     }
     if (victim === undefined) return false;
     leave(victim);

@@ -185,6 +185,7 @@ export class RequestBody {
   #end(): undefined {
     if (!this.done) this.onEnd?.();
     this.done = true;
+    if (this.#place) this.#place.ended = true;
   }
 
   #read(): Promise<ReadableStreamReadResult<Bytes>> {

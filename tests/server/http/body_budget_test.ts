@@ -48,6 +48,15 @@ Deno.test("budget: a client past its places is refused unless one of its bodies 
   assert.deepEqual(stalled, ["a0"]);
 });
 
+Deno.test("budget: a body read to its end is never pushed out, however long its answer takes", () => {
+  const { enter, stalled, advance } = budgetAt();
+  const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", 0, `a${i}`)!);
+  for (const place of places) place.ended = true;
+  advance(60_000);
+  assert.equal(enter("a"), undefined);
+  assert.deepEqual(stalled, []);
+});
+
 Deno.test("budget: a body that keeps up with the minimum rate is not pushed out", () => {
   const { budget, enter, stalled, advance } = budgetAt();
   const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", 0, `a${i}`)!);
