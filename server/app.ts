@@ -10,7 +10,8 @@ import {
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
-import { createTunnelHandler } from "./tunnel/handler.ts";
+import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
+import { createBodyBudget } from "./http/body_budget.ts";
 import { createCspReportHandler, type Forward } from "./tunnel/csp_reports.ts";
 import { cspReports } from "./page/csp.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
@@ -59,17 +60,19 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
+  const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
+  const tunnel = configuredTunnel(config, logLine, { fetch: deps.fetch, bodies });
+  add(config.tunnelPath, route({ POST: tunnel }));
   const csp = cspReports(config, deps.release);
   // Straight to the ingest for now; the delivery queue will take it.
   const forward: Forward = (url, body, headers) =>
     (deps.fetch ?? fetch)(url, { method: "POST", body, headers, redirect: "manual" });
-  const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit };
+  const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit, bodies };
   if (csp) add(csp.path, route({ POST: createCspReportHandler({ ...csp, ...limits, forward }) }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
-    clientLimits: config.tunnelRateLimit > 0,
+    bodies,
   };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
@@ -116,15 +119,16 @@ export function createApp(deps: AppDeps): Handler {
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDeps["fetch"]) {
+export function configuredTunnel(config: Config, log: LogLine, deps: Partial<TunnelOptions> = {}) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
     timeoutMs: config.tunnelTimeoutMs,
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
-    fetch,
-    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
+    fetch: deps.fetch,
+    bodies: deps.bodies ?? createBodyBudget(config.bodies),
+    log: (record, requestId) => log(formatTunnelRecord(record, requestId, config.logFormat)),
   });
 }
 

@@ -23,7 +23,7 @@ import { exchangeRaw } from "./support/raw_exchange.ts";
 import { rawRequestArbitrary, renderRequest, splitRequest } from "./support/raw_request.ts";
 
 // When a case that got no answer counts as a hang: a give-up point, not a speed the server must
-// keep (the slowest honest case is the tunnel's 408 after TUNNEL_TIMEOUT_MS, 500 ms), so far
+// keep (the slowest honest case is a stalled body's 408 after the 500 ms read timeout), so far
 // enough off that a busy machine never reaches it.
 const CASE_TIMEOUT_MS = 10_000;
 

@@ -121,7 +121,11 @@ Deno.test({
   name: "memory stays flat over 6,000 more stalled, aborted, oversized and failed uploads",
   sanitizeResources: false, // the child's pipes are closed by stop()
   async fn() {
-    const server = await startTunnelServer({ TUNNEL_TIMEOUT_MS: "100", TUNNEL_RATE_LIMIT: "0" });
+    const server = await startTunnelServer({
+      TUNNEL_TIMEOUT_MS: "100",
+      BODY_READ_TIMEOUT_MS: "100",
+      TUNNEL_RATE_LIMIT: "0",
+    });
     try {
       const port = Number(new URL(server.url).port);
       const pid = server.process.pid;

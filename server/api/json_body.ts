@@ -1,6 +1,6 @@
 /** `ctx.json()`: an API request's JSON body within limits every API route shares: its size and
- * nesting, a deadline, and how many bodies are read at once. A client's mistake is an ApiError. */
-import { clientShare, createBodySlots } from "../http/body_slots.ts";
+ * nesting, and the body budget (places, bytes, pace). A client's mistake is an ApiError. */
+import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
   contentLength,
   FRAGMENTED_REASON,
@@ -11,14 +11,6 @@ import {
 /** Deepest nesting of arrays and objects accepted (System.Text.Json's default): deeper JSON
  * parses, but `JSON.stringify` of it, as `Response.json` does, overflows the stack. */
 export const MAX_JSON_DEPTH = 64;
-
-/** Bodies read at once by all API routes; half of them per client while per-client limits are
- * on. Worst case, the bodies in flight hold this many times API_MAX_BODY_BYTES. */
-export const API_BODY_SLOTS = 16;
-
-/** How long `ctx.json()` waits for a slot (then 503), then for the whole body (then 408). */
-export const API_BODY_WAIT_MS = 10_000;
-export const API_BODY_TIMEOUT_MS = 30_000;
 
 /** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
 export class ApiError extends Error {
@@ -36,11 +28,8 @@ export class ApiError extends Error {
 export interface JsonBodyOptions {
   /** Largest body read (API_MAX_BODY_BYTES). */
   readonly maxBodyBytes: number;
-  /** One client may hold at most half the slots (TUNNEL_RATE_LIMIT on). */
-  readonly clientLimits: boolean;
-  readonly slots?: number;
-  readonly waitMs?: number;
-  readonly timeoutMs?: number;
+  /** The server's budget for bodies in flight, shared with the tunnel. */
+  readonly bodies: BodyBudget;
   /** The content types taken, and how a 415 names them; JSON's by default. */
   readonly types?: { readonly pattern: RegExp; readonly name: string };
 }
@@ -49,21 +38,17 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 // Not fatal, and a leading byte order mark dropped, as browsers' `fetch` reads JSON.
 const utf8 = new TextDecoder();
 
-/** Build the reader behind every route's `ctx.json()`: `client` is the slot's key (clientKey). */
+/** Build the reader behind every route's `ctx.json()`: `client` is the budget's key (clientKey). */
 export function createJsonReader(options: JsonBodyOptions) {
-  const { maxBodyBytes: limit } = options;
-  const slots = options.slots ?? API_BODY_SLOTS;
-  const takeSlot = createBodySlots(slots, clientShare(slots, options.clientLimits));
-  const { waitMs = API_BODY_WAIT_MS, timeoutMs = API_BODY_TIMEOUT_MS } = options;
+  const { maxBodyBytes: limit, bodies } = options;
   const types = options.types ?? { pattern: JSON_TYPE, name: "application/json" };
-  const refusal = (cause: StopCause | undefined, reading: boolean): ApiError => {
+  const refusal = (cause: StopCause | undefined): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
     if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
-    // The client broke off its upload.
-    if (cause !== "timeout") return new ApiError(400, "request body not received");
-    if (reading) return new ApiError(408, `request body not received within ${timeoutMs} ms`);
-    const retry = { "retry-after": "5" };
-    return new ApiError(503, "too many request bodies in flight; retry later", retry);
+    const refused = refusedBody(cause, bodies.limits);
+    // Else the client broke off its upload.
+    if (refused === undefined) return new ApiError(400, "request body not received");
+    return new ApiError(refused.status, refused.reason, refused.headers);
   };
 
   return async (req: Request, client: string): Promise<unknown> => {
@@ -71,23 +56,14 @@ export function createJsonReader(options: JsonBodyOptions) {
       throw new ApiError(415, `expected a JSON body (content-type: ${types.name})`);
     }
     const declared = contentLength(req.headers);
-    if (declared !== null && declared > limit) throw refusal("too-large", false);
-    const body = new RequestBody(req, declared, limit, 0);
-    const slot = takeSlot(client);
-    let deadline = setTimeout(() => body.stop("timeout"), waitMs);
-    let reading = false;
+    if (declared !== null && declared > limit) throw refusal("too-large");
+    const body = new RequestBody(req, declared, limit, 0, bodies, client);
     let bytes: Uint8Array;
     try {
-      await body.until(slot.ready);
-      clearTimeout(deadline);
-      deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
-      reading = true;
       bytes = await body.bytes();
     } catch {
-      throw refusal(body.cause, reading);
+      throw refusal(body.cause);
     } finally {
-      clearTimeout(deadline);
-      slot.release();
       body.release();
     }
     if (bytes.byteLength === 0) throw new ApiError(400, "empty body, expected JSON");

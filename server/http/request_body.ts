@@ -3,11 +3,13 @@
  * 2.9 that leaks its op and buffer): stopping only stops waiting, and the body is cancelled once
  * that read ends. */
 
+import type { BodyBudget, Place } from "./body_budget.ts";
+
 /** Body bytes as the Fetch API hands them out. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
 /** Why a read was cut short; "abandoned": the exchange ended before the body did. */
-export type StopCause = "timeout" | "client" | "too-large" | "fragmented" | "abandoned";
+export type StopCause = "timeout" | "busy" | "client" | "too-large" | "fragmented" | "abandoned";
 
 /** Reads handled back to back before other connections get a turn: already buffered chunks
  * resolve as microtasks, so without a turn one body in 1-byte chunks holds the loop for seconds. */
@@ -36,7 +38,8 @@ export function contentLength(headers: Headers): number | null {
 }
 
 /** One request's body, read once, at most `maxBytes` of it. A body with a Content-Length up to
- * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. */
+ * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. It takes a
+ * place in `budget` (else is stopped "busy"), and is stopped ("timeout") when it falls behind. */
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
@@ -45,10 +48,15 @@ export class RequestBody {
   /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
   readonly upstream = new AbortController();
   readonly whole: boolean;
+  checks = 0; // of its pace: about once per read timeout, whatever its size
+  onEnd: (() => void) | undefined; // called once the whole body is read
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
   #pending: Promise<unknown> = Promise.resolve();
   #wake: ((cause: StopCause) => void) | undefined;
+  #place: Place | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #waiting: number | null = null; // when the pending read began
 
   /** `declared`: the body's Content-Length ({@link contentLength}), null when chunked. */
   constructor(
@@ -56,8 +64,13 @@ export class RequestBody {
     readonly declared: number | null,
     readonly maxBytes: number,
     wholeUpTo: number,
+    private readonly budget?: BodyBudget,
+    private readonly client = "",
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
+    this.#place = budget?.enter(client, declared ?? 0, () => this.stop("timeout"));
+    if (budget !== undefined && this.#place === undefined) this.stop("busy");
+    this.#check();
     if (this.whole || req.body === null) return;
     try {
       // Reads into the body's own buffer: Deno's default reader gives each read a new 64 KiB one.
@@ -70,6 +83,7 @@ export class RequestBody {
   /** Stop reading: a pending {@link until} or {@link next} rejects with the cause at once. */
   stop(cause: StopCause): void {
     if (this.cause !== undefined) return;
+    clearTimeout(this.#timer);
     this.cause = cause;
     this.#wake?.(cause);
     if (cause !== "abandoned") this.upstream.abort();
@@ -88,10 +102,7 @@ export class RequestBody {
    * READS_PER_TURN reads, other connections get a turn first. */
   async next(): Promise<Bytes | undefined> {
     if (this.cause !== undefined) throw this.cause;
-    if (this.done || (this.#reader === undefined && !this.whole)) {
-      this.done = true;
-      return undefined;
-    }
+    if (this.done || (this.#reader === undefined && !this.whole)) return this.#end();
     if (this.reads > 0 && this.reads % READS_PER_TURN === 0) await this.until(nextTurn());
     const read = this.#read();
     this.#pending = read.catch(() => {});
@@ -102,22 +113,24 @@ export class RequestBody {
       this.stop("client"); // a body that errors is a client gone mid-upload
       throw this.cause;
     }
+    this.#waiting = null;
     const { declared } = this;
     if (result.done) {
       if (declared !== null && this.received !== declared) return this.#fail("client");
-      this.done = true;
-      return undefined;
+      return this.#end();
     }
     const chunk = result.value;
     this.reads++;
     this.received += chunk.byteLength;
     if (this.received > this.maxBytes) return this.#fail("too-large");
+    const place = this.#place;
+    if (place && !this.budget!.receive(place, chunk.byteLength)) return this.#fail("busy");
     if (this.reads > FREE_READS && this.received < this.reads * MIN_AVERAGE_READ) {
       return this.#fail("fragmented");
     }
     if (declared !== null && this.received >= declared) {
       if (this.received > declared) return this.#fail("client");
-      this.done = true;
+      this.#end();
     }
     if (chunk.byteLength * 2 >= chunk.buffer.byteLength) return chunk;
     // A small chunk is copied, and its buffer kept for the next read: it never pins 64 KiB.
@@ -127,10 +140,9 @@ export class RequestBody {
 
   /** The rest of the body in one buffer: as large as the Content-Length, else doubled as needed. */
   async bytes(): Promise<Bytes> {
+    let chunk = await this.next(); // a body refused at once allocates nothing
     const whole = new ByteBuffer(Math.min(this.declared ?? 0, this.maxBytes));
-    for (let chunk = await this.next(); chunk !== undefined; chunk = await this.next()) {
-      whole.append(chunk);
-    }
+    for (; chunk !== undefined; chunk = await this.next()) whole.append(chunk);
     return whole.bytes();
   }
 
@@ -149,13 +161,35 @@ export class RequestBody {
     }, { highWaterMark: 0 });
   }
 
-  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream). */
+  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream);
+   * its place and bytes go back to the budget. */
   release(): void {
     if (!this.done) this.stop("abandoned");
+    clearTimeout(this.#timer);
+    if (this.#place) this.budget!.leave(this.#place);
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
+  // One timer at a time, re-armed when it fires before the deadline moved past it: no timer work
+  // per read, and about one check per read timeout.
+  #check = () => {
+    if (this.budget === undefined || this.done || this.cause !== undefined) return;
+    this.checks++;
+    // A body read whole shows no progress: it is given the time its length takes at the rate.
+    const [bytes, wait] = this.whole ? [this.declared!, null] : [this.received, this.#waiting];
+    const due = this.budget.deadline(this.#place!, bytes, wait) - this.budget.clock();
+    if (due <= 0) this.stop("timeout");
+    else this.#timer = setTimeout(this.#check, due);
+  };
+
+  #end(): undefined {
+    if (!this.done) this.onEnd?.();
+    this.done = true;
+    if (this.#place) this.#place.ended = true;
+  }
+
   #read(): Promise<ReadableStreamReadResult<Bytes>> {
+    this.#waiting ??= this.budget?.clock() ?? null;
     const reader = this.#reader;
     if (reader === undefined) return this.req.bytes().then((value) => ({ done: false, value }));
     if (!(reader instanceof ReadableStreamBYOBReader)) return reader.read();

@@ -4,6 +4,7 @@
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
+import { BODY_DEFAULTS } from "../http/body_budget.ts";
 
 /** A start-up failure the operator can fix; the message is one line. */
 export class StartupError extends Error {
@@ -103,6 +104,9 @@ const VARIABLES = {
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
   TUNNEL_PATH: path,
   API_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
+  BODY_READ_TIMEOUT_MS: integer(1, 600_000),
+  BODY_MIN_RATE: integer(1, Number.MAX_SAFE_INTEGER),
+  BODY_MEMORY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   TRUST_PROXY: boolean,
   SERVE_SOURCE_MAPS: boolean,
   DEBUG_ERROR_ROUTE: boolean,
@@ -151,6 +155,7 @@ export function loadConfig(env: Env) {
   }
   // The app's own DSN (browser and server SDKs); the inbox's answers only on this server.
   const sentryDsn: string | undefined = devInbox ? DEV_INBOX_DSN : ownDsn;
+  const tunnelRateLimit = read("TUNNEL_RATE_LIMIT") ?? 600;
   return {
     port: read("PORT") ?? 8000,
     host: read("HOST") ?? "0.0.0.0",
@@ -175,11 +180,18 @@ export function loadConfig(env: Env) {
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
     tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
     /** Envelopes per client address per minute (0: no limit); Session Replay sends 20-40. */
-    tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
+    tunnelRateLimit,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
     /** The largest JSON body an API route's `ctx.json()` reads. */
     apiMaxBodyBytes: read("API_MAX_BODY_BYTES") ?? 1024 * 1024,
+    /** Request bodies in flight (tunnel and API): time between reads, minimum bytes/s, memory. */
+    bodies: {
+      clientLimits: tunnelRateLimit > 0,
+      readTimeoutMs: read("BODY_READ_TIMEOUT_MS") ?? BODY_DEFAULTS.readTimeoutMs,
+      minRate: read("BODY_MIN_RATE") ?? BODY_DEFAULTS.minRate,
+      memoryBytes: read("BODY_MEMORY_BYTES") ?? BODY_DEFAULTS.memoryBytes,
+    },
     /** `PUBLIC_*` variables, for the browser's `publicConfig()`; no other variable reaches it. */
     publicVariables: Object.fromEntries(
       Object.entries(env).filter(([name, value]) => PUBLIC_NAME.test(name) && value !== undefined),

@@ -1,6 +1,7 @@
 /** `POST {TUNNEL_PATH}/csp`: the browser's CSP violation reports through the app's own origin, as
  * envelopes through the tunnel (past ad blockers); checked, then sent to the security endpoint. */
 import { ApiError, createJsonReader } from "../api/json_body.ts";
+import type { BodyBudget } from "../http/body_budget.ts";
 import { clientAddress } from "../http/request_context.ts";
 import type { Bytes } from "../http/request_body.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
@@ -25,11 +26,17 @@ export type Forward = (
 /** Build the handler: `target` is the security endpoint, `rateLimit` TUNNEL_RATE_LIMIT's reports
  * per client per minute (a bucket of their own, so reports never spend the envelopes' budget). */
 export function createCspReportHandler(
-  options: { target: string; trustProxy: boolean; rateLimit: number; forward: Forward },
+  options: {
+    target: string;
+    trustProxy: boolean;
+    rateLimit: number;
+    bodies: BodyBudget;
+    forward: Forward;
+  },
 ) {
   const limiter = options.rateLimit > 0 && createRateLimiter({ limit: options.rateLimit });
   const maxBodyBytes = CSP_REPORT_MAX_BYTES;
-  const readJson = createJsonReader({ maxBodyBytes, clientLimits: limiter !== false, types });
+  const readJson = createJsonReader({ maxBodyBytes, bodies: options.bodies, types });
   const answer = (status: number, reason: string, headers?: Readonly<Record<string, string>>) =>
     new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": "text/plain" } });
   return async (req: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {

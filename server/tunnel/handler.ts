@@ -5,7 +5,7 @@ import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
-import { clientShare, createBodySlots } from "../http/body_slots.ts";
+import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
   type Bytes,
   contentLength,
@@ -34,7 +34,7 @@ export interface TunnelOptions {
   readonly allowedDsns: readonly Dsn[];
   /** Largest request body, counted on the wire (compressed if the client compressed it). */
   readonly maxBodyBytes: number;
-  /** Deadline for the whole exchange: reading the body and the ingest's answer. */
+  /** Deadline for the ingest's answer once the body is read (the body's pace is the budget's). */
   readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: boolean;
@@ -42,9 +42,8 @@ export interface TunnelOptions {
   readonly rateLimit?: number;
   /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
   readonly fetch?: typeof fetch;
-  /** Large bodies (over 64 KiB, or chunked) streamed at once, half per client with a rate limit;
-   * the rest wait, unread. */
-  readonly maxLargeBodies?: number;
+  /** The server's budget for bodies in flight, shared with `ctx.json()`. */
+  readonly bodies: BodyBudget;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
   readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
@@ -66,9 +65,6 @@ export type TunnelHandler = (
   ctx?: { readonly requestId?: string },
 ) => Promise<Response>;
 
-/** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads. */
-export const DEFAULT_LARGE_BODIES = 8;
-
 /** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length;
  * larger or chunked ones stream. */
 export const SMALL_BODY_BYTES = 64 * 1024;
@@ -79,12 +75,10 @@ const TEXT = "text/plain; charset=utf-8";
 
 /** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
-  const { allowedDsns, maxBodyBytes, timeoutMs } = options;
+  const { allowedDsns, maxBodyBytes, timeoutMs, bodies } = options;
   const upstreamFetch = options.fetch ?? platformFetch;
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
-  const takeSlot = createBodySlots(slots, clientShare(slots, limiter !== undefined));
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN, send the body upstream and relay the answer. */
@@ -127,7 +121,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const declared = contentLength(req.headers);
     const encoding = contentEncoding(req.headers.get("content-encoding"));
     const clientIp = clientAddress(req, info, options.trustProxy);
-    const client = clientKey(clientIp); // the rate limit's and the slots' key
+    const client = clientKey(clientIp); // the rate limit's and the budget's key
     let early = precheck(limits, declared, encoding);
     if (early === undefined && limiter !== undefined && clientIp !== "") {
       const decision = limiter.take(client, performance.now());
@@ -139,13 +133,11 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       req.body?.cancel().catch(() => {}); // refused unread, however large
       return refuse(early ?? HEADER_MISSING, declared ?? 0);
     }
-    const body = new RequestBody(req, declared, maxBodyBytes, SMALL_BODY_BYTES);
+    const body = new RequestBody(req, declared, maxBodyBytes, SMALL_BODY_BYTES, bodies, client);
     // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
-    const deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
-    const slot = body.whole ? undefined : takeSlot(client);
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    body.onEnd = () => deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
     try {
-      // Waiting for a slot counts against the deadline: a 408 if none comes.
-      if (slot !== undefined) await body.until(slot.ready);
       const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
       const bytes = declared ?? body.received;
       if (!(outcome instanceof Response)) return refuse(outcome, bytes);
@@ -157,7 +149,6 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return refuse(stopped(body.cause, body.done), declared ?? body.received);
     } finally {
       clearTimeout(deadline);
-      slot?.release();
       body.release();
     }
   };
@@ -166,14 +157,13 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   function stopped(cause: StopCause, allRead: boolean): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
     if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
-    if (cause !== "timeout") {
-      // Nobody reads this answer; the status labels the log line.
-      return { status: 400, reason: "client closed the connection before the body was complete" };
-    }
     // Once every byte was read, the wait is the ingest's (504); before, the client's (408).
-    return allRead
-      ? { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` }
-      : { status: 408, reason: `envelope body not received within ${timeoutMs} ms` };
+    if (cause === "timeout" && allRead) {
+      return { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` };
+    }
+    // Else nobody reads the answer to a client gone; the status labels the log line.
+    return refusedBody(cause, bodies.limits) ??
+      { status: 400, reason: "client closed the connection before the body was complete" };
   }
 }
 

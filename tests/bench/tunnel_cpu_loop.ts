@@ -8,6 +8,7 @@
  */
 import process from "node:process";
 import { parseDsn } from "../../server/dsn.ts";
+import { defaultBodies } from "../support/tunnel_upload.ts";
 import { createTunnelHandler } from "../../server/tunnel/handler.ts";
 import { errorEnvelope } from "./envelopes.ts";
 import { startScript } from "./processes.ts";
@@ -22,6 +23,7 @@ try {
     maxBodyBytes: 1024 * 1024,
     timeoutMs: 10_000,
     trustProxy: false,
+    bodies: defaultBodies(),
     log: (record) => console.error(JSON.stringify(record)),
   });
   const info = {

@@ -47,7 +47,8 @@ export interface FuzzTarget extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-/** The tunnel's wait for a body that never comes: short, so such a case answers 408 in time. */
+/** The wait for a body that never comes (BODY_READ_TIMEOUT_MS, then 408) and for the ingest's
+ * answer: short, so such a case is answered in time. */
 export const TUNNEL_TIMEOUT_MS = 500;
 
 /** Start the server and ingest, and check both envelope routes reach the ingest. */
@@ -59,6 +60,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     // Unsampled: a transaction per page request would be traffic the fuzz did not cause.
     SENTRY_TRACES_SAMPLE_RATE: "0",
     TUNNEL_TIMEOUT_MS: String(TUNNEL_TIMEOUT_MS),
+    BODY_READ_TIMEOUT_MS: String(TUNNEL_TIMEOUT_MS),
     // Off: past 600 envelopes a minute every case would meet the 429 before the checks the fuzz
     // is for (the DSN, the header, the framing). The limit has tests of its own.
     TUNNEL_RATE_LIMIT: "0",

@@ -5,6 +5,7 @@
 import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/dsn.ts";
+import { BODY_DEFAULTS, createBodyBudget } from "../../server/http/body_budget.ts";
 import {
   createTunnelHandler,
   type TunnelOptions,
@@ -21,6 +22,11 @@ export const MiB = 1024 * 1024;
  */
 export function test(name: string, fn: () => Promise<void>) {
   Deno.test({ name, sanitizeOps: true, sanitizeResources: true, fn });
+}
+
+/** A budget for bodies in flight with the default settings; per-client limits off unless asked. */
+export function defaultBodies(clientLimits = false) {
+  return createBodyBudget({ ...BODY_DEFAULTS, clientLimits });
 }
 
 /** One line the tunnel logged (a refusal or a failure). */
@@ -46,6 +52,7 @@ export function startTunnel(
     maxBodyBytes: 8 * MiB,
     timeoutMs: 10_000,
     trustProxy: false,
+    bodies: defaultBodies((options.rateLimit ?? 0) > 0),
     log: (fields) => logs.push(fields),
     ...options,
   });

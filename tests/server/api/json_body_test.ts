@@ -6,8 +6,14 @@ import {
   MAX_JSON_DEPTH,
   nestedDeeperThan,
 } from "../../../server/api/json_body.ts";
+import {
+  createBodyBudget,
+  MAX_CLIENT_BODIES,
+  RETRY_AFTER_SECONDS,
+} from "../../../server/http/body_budget.ts";
 import { byteStreamPost } from "../../support/byte_stream.ts";
 import { depthOf } from "../../support/json_depth.ts";
+import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -60,7 +66,7 @@ async function refusal(reading: Promise<unknown>): Promise<ApiError> {
 }
 
 Deno.test("ctx.json(): the body as JSON, declared or chunked; each mistake its own status", async () => {
-  const read = createJsonReader({ maxBodyBytes: 100_000, clientLimits: false });
+  const read = createJsonReader({ maxBodyBytes: 100_000, bodies: defaultBodies() });
   const value = { text: "x".repeat(70_000), list: [1, [2, [3]]] };
   const bytes = encode(JSON.stringify(value));
   const pieces = [bytes.subarray(0, 40_000), bytes.subarray(40_000)];
@@ -90,28 +96,31 @@ Deno.test("ctx.json(): the body as JSON, declared or chunked; each mistake its o
   }
 });
 
-Deno.test("ctx.json(): no slot within its wait is a 503 with Retry-After; a stalled body a 408", async () => {
-  const options = { maxBodyBytes: 1000, slots: 2, waitMs: 20, timeoutMs: 60 };
-  // Per-client limits on: client a holds one of the two slots with a body that never comes, so
-  // its second body waits in its own line (then 503) while client b's is read at once.
-  const shared = createJsonReader({ ...options, clientLimits: true });
-  const [held, waiting] = [shared(stalled(), "a"), shared(stalled(), "a")];
-  assert.deepEqual(await shared(post([encode("[2]")]), "b"), [2]);
-  const busy = await refusal(waiting);
+Deno.test("ctx.json(): a client past its places is a 503 with Retry-After; a stalled body a 408", async () => {
+  // Bodies stalled 100 ms (half the read timeout: the grace) are cut; one client holds 8 places.
+  const limits = { readTimeoutMs: 200, minRate: 8192, memoryBytes: 1_000_000 };
+  const bodies = createBodyBudget({ ...limits, clientLimits: true });
+  const shared = createJsonReader({ maxBodyBytes: 900_000, bodies });
+  const held = Array.from({ length: MAX_CLIENT_BODIES }, () => shared(stalled(), "a"));
+  const busy = await refusal(shared(post([encode("[1]")]), "a"));
   assert.equal(busy.status, 503);
-  assert.equal(busy.headers["retry-after"], "5");
+  assert.equal(busy.headers["retry-after"], String(RETRY_AFTER_SECONDS));
   assert.match(busy.message, /too many request bodies in flight/);
-  const timedOut = await refusal(held);
-  assert.equal(timedOut.status, 408);
-  assert.match(timedOut.message, /not received within 60 ms/);
-  // Both slots came back: two bodies of one client... are one at a time with limits on, and
-  // two at once without them.
-  const open = createJsonReader({ ...options, clientLimits: false });
-  const [stuck, second] = [open(stalled(), "a"), open(post([encode("1")]), "a")];
-  assert.equal(await second, 1);
-  assert.equal((await refusal(stuck)).status, 408);
-  assert.deepEqual(
-    await Promise.all([shared(post([encode("1")]), "a"), shared(post([encode("2")]), "c")]),
-    [1, 2],
-  );
+  // Another client is read at once, and so is one that declares more than a client's half.
+  assert.deepEqual(await shared(post([encode("[2]")]), "b"), [2]);
+  for (const timedOut of await Promise.all(held.map(refusal))) {
+    assert.equal(timedOut.status, 408);
+    assert.match(timedOut.message, /too slow: nothing for 200 ms, or under 8192 bytes\/s/);
+  }
+  // Their places came back; a body larger than a client's half of the memory is refused...
+  assert.deepEqual(await shared(post([encode("[3]")]), "a"), [3]);
+  const large = post([encode(" ".repeat(600_000) + "4")], { "content-length": "600001" });
+  assert.equal((await refusal(shared(large, "a"))).status, 503);
+  // ...unless per-client limits are off.
+  const open = createJsonReader({
+    maxBodyBytes: 900_000,
+    bodies: createBodyBudget({ ...limits, clientLimits: false }),
+  });
+  const again = post([encode(" ".repeat(600_000) + "4")], { "content-length": "600001" });
+  assert.equal(await open(again, "a"), 4);
 });

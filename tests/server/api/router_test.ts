@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { defaultBodies } from "../../support/tunnel_upload.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { apiRouteEntries } from "../../../server/api/router.ts";
 import { fixtureApp } from "../../fixtures/app.ts";
@@ -105,7 +106,7 @@ Deno.test("a wrong method on an API path is a JSON 405 with Allow", async () => 
 
 Deno.test("apiRouteEntries: a path outside /api/ or with a query throws; GET brings HEAD", () => {
   const GET = () => new Response();
-  const options = { trustProxy: false, maxBodyBytes: 10, clientLimits: false };
+  const options = { trustProxy: false, maxBodyBytes: 10, bodies: defaultBodies() };
   for (const path of ["/hello", "api/hello", "/api/a?b", "/apix"]) {
     assert.throws(() => apiRouteEntries({ [path]: { GET } }, options), /must start with \/api\//);
   }

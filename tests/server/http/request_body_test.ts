@@ -9,6 +9,7 @@ import {
   RequestBody,
 } from "../../../server/http/request_body.ts";
 import { byteStreamPost } from "../../support/byte_stream.ts";
+import { BODY_DEFAULTS, createBodyBudget } from "../../../server/http/body_budget.ts";
 
 /** A POST of `chunks` (as Deno.serve's bodies are, a byte stream), with its length if `declared`. */
 const requestOf = (chunks: Uint8Array[], declared: number | null = null) =>
@@ -144,4 +145,42 @@ Deno.test("ByteBuffer: a copy of every piece, in at most twice the bytes or its 
     ),
     { numRuns: 200 },
   );
+});
+
+/** A POST whose body sends `count` chunks of `size` bytes, one every `everyMs`, then stalls. */
+function paced(count: number, size: number, everyMs: number, end = true): Request {
+  let sent = 0;
+  const body = new ReadableStream({
+    type: "bytes",
+    async pull(controller) {
+      if (sent === count && !end) return new Promise(() => {});
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+      if (sent++ < count) return controller.enqueue(new Uint8Array(size));
+      controller.close();
+      controller.byobRequest?.respond(0);
+    },
+  });
+  return new Request("http://app.example/", { method: "POST", body });
+}
+
+Deno.test("RequestBody: its pace is checked about once per read timeout, not once per read", async () => {
+  const budget = createBodyBudget({ ...BODY_DEFAULTS, readTimeoutMs: 2_000, clientLimits: true });
+  const body = new RequestBody(paced(200, 2048, 2), null, 1e9, 0, budget, "a");
+  assert.equal((await body.bytes()).byteLength, 200 * 2048);
+  body.release();
+  assert.equal(body.reads, 200);
+  // Once when it began; then once per ~2 s it took (on a machine slowed to 1 s a read, 100 times).
+  assert.ok(body.checks <= 1 + 1 + body.reads / 2, `${body.checks} checks`);
+  assert.ok(body.checks < 10, `${body.checks} checks`);
+});
+
+Deno.test("RequestBody: a body that stops arriving is stopped as slow, and its place is freed", async () => {
+  const budget = createBodyBudget({ ...BODY_DEFAULTS, readTimeoutMs: 100, clientLimits: true });
+  const body = new RequestBody(paced(3, 2048, 1, false), null, 1e9, 0, budget, "a");
+  await assert.rejects(() => body.bytes(), (cause) => cause === "timeout");
+  body.release();
+  // Its client's 8 places are all free again.
+  const again = Array.from({ length: 8 }, () => budget.enter("a", 0, () => {}));
+  assert.ok(again.every((place) => place !== undefined));
+  again.forEach((place) => budget.leave(place!));
 });

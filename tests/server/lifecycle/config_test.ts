@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
+import { BODY_DEFAULTS } from "../../../server/http/body_budget.ts";
 
 Deno.test("loadConfig: defaults with an empty environment", () => {
   const config = loadConfig({});
@@ -12,6 +13,7 @@ Deno.test("loadConfig: defaults with an empty environment", () => {
   assert.deepEqual(config.tunnelAllowedDsns, []);
   assert.equal(config.tunnelMaxBodyBytes, 20 * 1024 * 1024);
   assert.equal(config.tunnelTimeoutMs, 30_000);
+  assert.deepEqual(config.bodies, { ...BODY_DEFAULTS, clientLimits: true });
   assert.equal(config.tunnelRateLimit, 600);
   assert.equal(config.trustProxy, false);
   assert.equal(config.serveSourceMaps, false);
@@ -29,6 +31,9 @@ Deno.test("loadConfig: reads every variable", () => {
     TUNNEL_MAX_BODY_BYTES: "1024",
     TUNNEL_TIMEOUT_MS: "500",
     TUNNEL_RATE_LIMIT: "0",
+    BODY_READ_TIMEOUT_MS: "20000",
+    BODY_MIN_RATE: "1024",
+    BODY_MEMORY_BYTES: "1048576",
     TRUST_PROXY: "true",
     SERVE_SOURCE_MAPS: "1",
   });
@@ -42,6 +47,14 @@ Deno.test("loadConfig: reads every variable", () => {
   assert.equal(config.tunnelAllowedDsns[1].path, "/sentry");
   assert.equal(config.tunnelMaxBodyBytes, 1024);
   assert.equal(config.tunnelTimeoutMs, 500);
+  // Per-client shares of the body budget are off with the rate limit.
+  const bodies = {
+    readTimeoutMs: 20_000,
+    minRate: 1024,
+    memoryBytes: 1 << 20,
+    clientLimits: false,
+  };
+  assert.deepEqual(config.bodies, bodies);
   assert.equal(config.tunnelRateLimit, 0);
   assert.equal(config.trustProxy, true);
   assert.equal(config.serveSourceMaps, true);
@@ -71,6 +84,9 @@ for (
     [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],
     [{ TUNNEL_TIMEOUT_MS: "1e3" }, /^TUNNEL_TIMEOUT_MS: expected an integer/],
     [{ TUNNEL_RATE_LIMIT: "-1" }, /^TUNNEL_RATE_LIMIT: expected an integer from 0/],
+    [{ BODY_READ_TIMEOUT_MS: "0" }, /^BODY_READ_TIMEOUT_MS: expected an integer from 1/],
+    [{ BODY_MIN_RATE: "8k" }, /^BODY_MIN_RATE: expected an integer from 1/],
+    [{ BODY_MEMORY_BYTES: "64MiB" }, /^BODY_MEMORY_BYTES: expected an integer from 1/],
     [{ TRUST_PROXY: "maybe" }, /^TRUST_PROXY: expected true or false, got "maybe"$/],
     [{ SERVE_SOURCE_MAPS: "2" }, /^SERVE_SOURCE_MAPS: expected true or false/],
   ] as const

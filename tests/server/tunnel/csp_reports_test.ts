@@ -4,6 +4,7 @@ import {
   CSP_REPORT_MAX_BYTES,
   type Forward,
 } from "../../../server/tunnel/csp_reports.ts";
+import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const TARGET = "https://ingest.example/api/1/security/?sentry_key=k";
 const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
@@ -19,6 +20,7 @@ function serve(options: { rateLimit?: number; answer?: () => Promise<Response> }
     target: TARGET,
     trustProxy: false,
     rateLimit: options.rateLimit ?? 0,
+    bodies: defaultBodies(),
     forward,
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);

@@ -11,6 +11,7 @@ import { exchangeRaw } from "../../support/raw_exchange.ts";
 import {
   buildEnvelope,
   chunkedStream,
+  defaultBodies,
   type LogLine,
   MiB,
   mustParse,
@@ -160,6 +161,7 @@ test("a fetch that fails with a bug rethrows it (the app answers 500 and reports
     maxBodyBytes: MiB,
     timeoutMs: 5_000,
     trustProxy: false,
+    bodies: defaultBodies(),
     fetch: () => Promise.reject(bug),
     log: (record) => logs.push(record),
   });
@@ -182,6 +184,7 @@ test("a small envelope is read whole without building its body stream", async ()
     maxBodyBytes: MiB,
     timeoutMs: 5_000,
     trustProxy: false,
+    bodies: defaultBodies(),
     log: () => {},
   });
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(2000));

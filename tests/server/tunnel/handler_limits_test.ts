@@ -4,11 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { createTunnelHandler } from "../../../server/tunnel/handler.ts";
+import { createBodyBudget } from "../../../server/http/body_budget.ts";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import {
   assertOneLineReason,
   buildEnvelope,
   chunkedStream,
+  defaultBodies,
   encoder,
   eventually,
   type LogLine,
@@ -87,9 +89,18 @@ test("413 for an endless fetch body stream, which is not read to its end", async
   assert.equal(ingest.requests.length, 0);
 });
 
+// Bodies cut 300 ms after a read began waiting, or 150 ms (the grace) plus their minimum-rate time.
+const quickBudget = () =>
+  createBodyBudget({
+    readTimeoutMs: 300,
+    minRate: 8192,
+    memoryBytes: 64 * MiB,
+    clientLimits: false,
+  });
+
 test("408 when the client stalls before the header line is complete", async () => {
   await using ingest = startFakeIngest();
-  await using tunnel = startTunnel([ingest.dsn()], { timeoutMs: 300 });
+  await using tunnel = startTunnel([ingest.dsn()], { bodies: quickBudget() });
   const release = Promise.withResolvers<void>();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -106,7 +117,7 @@ test("408 when the client stalls before the header line is complete", async () =
 
 test("408 when a small body with a Content-Length stops arriving", async () => {
   await using ingest = startFakeIngest();
-  await using tunnel = startTunnel([ingest.dsn()], { timeoutMs: 300 });
+  await using tunnel = startTunnel([ingest.dsn()], { bodies: quickBudget() });
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(1000));
   const { status } = await rawExchange(tunnel.port, [
     encoder.encode(`POST /monitoring HTTP/1.1\r\nHost: app\r\nContent-Length: 1100\r\n\r\n`),
@@ -126,6 +137,7 @@ test("a body shorter than its Content-Length is never forwarded as complete", as
     maxBodyBytes: MiB,
     timeoutMs: 5_000,
     trustProxy: false,
+    bodies: defaultBodies(),
     log: (fields) => logs.push(fields),
   });
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(100));
