@@ -23,25 +23,32 @@ export function exitOnStartupError(error: unknown): never {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Parses a trimmed, non-empty value, or throws a {@link ConfigError} saying what it expected. */
+export type Reader<T> = (raw: string) => T;
+
 // Each reader takes a trimmed, non-empty value and returns it parsed, or throws the reason.
 const expected = (what: string, raw: string): never => {
   // Quoted and shortened: a pasted secret or a huge value must not flood the one line.
   const shown = JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
   throw new ConfigError(`expected ${what}, got ${shown}`);
 };
-const integer = (min: number, max: number) => (raw: string): number => {
+/** A whole number from `min` to `max`. */
+export const integer = (min: number, max: number) => (raw: string): number => {
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   return value >= min && value <= max ? value : expected(`an integer from ${min} to ${max}`, raw);
 };
-const rate = (raw: string): number => {
+/** A number from 0 to 1. */
+export const rate = (raw: string): number => {
   const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
   return value <= 1 ? value : expected("a number from 0 to 1", raw);
 };
-const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
+/** One of `choices`, in any case. */
+export const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
   const value = raw.toLowerCase() as T;
   return choices.includes(value) ? value : expected(`one of ${choices.join(", ")}`, value);
 };
-const boolean = (raw: string): boolean => {
+/** true/false, 1/0, yes/no or on/off. */
+export const boolean = (raw: string): boolean => {
   const value = raw.toLowerCase();
   if (["1", "true", "yes", "on"].includes(value)) return true;
   return ["0", "false", "no", "off"].includes(value) ? false : expected("true or false", value);
@@ -63,7 +70,8 @@ const path = (raw: string): string => {
   const like = `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", ".")`;
   return expected(`${like}, not under ${RESERVED.join(", ")}`, raw);
 };
-const list = <T>(each: (raw: string) => T) => (raw: string): T[] =>
+/** A comma-separated list, each entry read by `each`. */
+export const list = <T>(each: (raw: string) => T) => (raw: string): T[] =>
   raw.split(",").map((s) => s.trim()).filter(Boolean).map(each);
 // An http(s) URL prefix, an origin alone standing for all its paths: never a bare host or a
 // substring, which would also match https://api.example.com.evil.net.
@@ -73,6 +81,11 @@ const urlPrefix = (raw: string): string => {
   if (plain && !url.search && !url.hash) return url.href;
   return expected("URLs like https://api.example.com or https://example.com/api/", raw);
 };
+/** An absolute http(s) URL. */
+export const url = (raw: string): string =>
+  /^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw : expected("an http(s) URL", raw);
+/** Any text. */
+export const text = (raw: string): string => raw;
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -88,8 +101,8 @@ const VARIABLES = {
   PORT: integer(0, 65535),
   HOST: host,
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
-  SENTRY_ENVIRONMENT: (raw: string) => raw,
-  SENTRY_RELEASE: (raw: string) => raw,
+  SENTRY_ENVIRONMENT: text,
+  SENTRY_RELEASE: text,
   SENTRY_TRACES_SAMPLE_RATE: rate,
   SENTRY_ENABLE_LOGS: boolean,
   SENTRY_REPLAYS_SESSION_SAMPLE_RATE: rate,
@@ -130,16 +143,8 @@ export type Config = Readonly<ReturnType<typeof loadConfig>>;
 
 /** Build a {@link Config} from environment variables; the defaults are the README's. */
 export function loadConfig(env: Env) {
-  const read = <N extends Name>(name: N): ReturnType<(typeof VARIABLES)[N]> | undefined => {
-    // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
-    const raw = env[name]?.trim();
-    if (!raw) return undefined;
-    try {
-      return VARIABLES[name](raw) as ReturnType<(typeof VARIABLES)[N]>;
-    } catch (error) {
-      throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
-    }
-  };
+  const read = <N extends Name>(name: N) =>
+    readVariable(name, VARIABLES[name] as Reader<ReturnType<(typeof VARIABLES)[N]>>, env[name]);
   const devMode = read("DEV_MODE") ?? false;
   const ownDsn = read("SENTRY_DSN");
   // Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry.
@@ -198,6 +203,17 @@ export function loadConfig(env: Env) {
   };
 }
 
+/** `raw` read by `reader`, `undefined` when unset; a bad value's error names the variable. */
+export function readVariable<T>(name: string, reader: Reader<T>, raw?: string): T | undefined {
+  // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
+  if (!raw?.trim()) return undefined;
+  try {
+    return reader(raw.trim());
+  } catch (error) {
+    throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
+  }
+}
+
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
@@ -220,4 +236,31 @@ export function readEnv(): Record<string, string | undefined> {
     ...publicNames.filter((name) => PUBLIC_NAME.test(name)),
   ];
   return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));
+}
+
+type Table = Readonly<Record<string, Reader<unknown>>>;
+/** The app's settings: each variable's value as its reader returns it, `undefined` when unset. */
+export type Settings<T extends Table> = { readonly [K in keyof T]: ReturnType<T[K]> | undefined };
+/** The first bad app setting {@link defineSettings} met: start-up stops on it. */
+export let badSetting: ConfigError | undefined;
+
+/**
+ * Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
+ * left unset and kept for start-up to stop on ({@link badSetting}).
+ */
+export function defineSettings<const T extends Table>(table: T): Settings<T> {
+  const values = Object.fromEntries(Object.keys(table).map((name) => [name, undefined as unknown]));
+  for (const [name, reader] of Object.entries(table)) {
+    try {
+      // The launcher grants each declared name: the server was started some other way.
+      if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+        throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
+      }
+      values[name] = readVariable(name, reader, Deno.env.get(name));
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      badSetting ??= error;
+    }
+  }
+  return values as Settings<T>;
 }
