@@ -44,7 +44,7 @@ let restarts = 0;
 async function serverArgs(): Promise<string[]> {
   // A fresh copy of the module each time; a broken one is the server's to report.
   const settings = await import(`${ROOT}server/settings.ts?restart=${++restarts}`)
-    .then((module) => Object.keys(module.settings), () => []);
+    .then((module) => Object.keys(module.settings ?? {}), () => []);
   const proxies = proxyHosts(Deno.env.toObject());
   return servingArgs(config, await readAppPermissions(), { mode: "dev", proxies, settings });
 }
