@@ -23,9 +23,6 @@ export function exitOnStartupError(error: unknown): never {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Parses a trimmed, non-empty value, or throws a {@link ConfigError} saying what it expected. */
-export type Reader<T> = (raw: string) => T;
-
 // Each reader takes a trimmed, non-empty value and returns it parsed, or throws the reason.
 const expected = (what: string, raw: string): never => {
   // Quoted and shortened: a pasted secret or a huge value must not flood the one line.
@@ -144,7 +141,7 @@ export type Config = Readonly<ReturnType<typeof loadConfig>>;
 /** Build a {@link Config} from environment variables; the defaults are the README's. */
 export function loadConfig(env: Env) {
   const read = <N extends Name>(name: N) =>
-    readVariable(name, VARIABLES[name] as Reader<ReturnType<(typeof VARIABLES)[N]>>, env[name]);
+    readVariable<unknown>(name, VARIABLES[name], env[name]) as ReturnType<(typeof VARIABLES)[N]>;
   const devMode = read("DEV_MODE") ?? false;
   const ownDsn = read("SENTRY_DSN");
   // Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry.
@@ -204,7 +201,7 @@ export function loadConfig(env: Env) {
 }
 
 /** `raw` read by `reader`, `undefined` when unset; a bad value's error names the variable. */
-export function readVariable<T>(name: string, reader: Reader<T>, raw?: string): T | undefined {
+export function readVariable<T>(name: string, reader: (raw: string) => T, raw?: string) {
   // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
   if (!raw?.trim()) return undefined;
   try {
@@ -238,7 +235,7 @@ export function readEnv(): Record<string, string | undefined> {
   return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));
 }
 
-type Table = Readonly<Record<string, Reader<unknown>>>;
+type Table = Readonly<Record<string, (raw: string) => unknown>>;
 /** The app's settings: each variable's value as its reader returns it, `undefined` when unset. */
 export type Settings<T extends Table> = { readonly [K in keyof T]: ReturnType<T[K]> | undefined };
 /** The first bad app setting {@link defineSettings} met: start-up stops on it. */

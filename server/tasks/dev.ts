@@ -13,7 +13,10 @@ import { readTaskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { denoFailure, describe, errorResponse, type Failure } from "../dev/error_page.ts";
 import { liveReload } from "../dev/live_reload.ts";
 
-const WATCHED = ["client", "server", "main.ts", "deno.json"];
+// main.ts and deno.json through the project's folder: an editor that saves by renaming a new file
+// over the old one leaves a watch on the file itself watching nothing.
+const watched = (path: string) =>
+  /^(client\/|server\/|main\.ts$|deno\.json$)/.test(path.slice(Deno.cwd().length + 1));
 // Editors save in bursts (write, rename, chmod): build once the burst is over.
 const DEBOUNCE_MS = 50;
 // Enough of the server's stderr to hold Deno's error block and its stack.
@@ -38,12 +41,11 @@ const config = await Promise.try(() => {
   return loadConfig({ ...Deno.env.toObject(), ...env });
 }).catch(exitOnStartupError);
 const address = { hostname: config.host, port: config.port };
-let restarts = 0;
 
 /** Production's flags, deno.json's app grants and the app settings' names, as they are now. */
 async function serverArgs(): Promise<string[]> {
   // A fresh copy of the module each time; a broken one is the server's to report.
-  const settings = await import(`${ROOT}server/settings.ts?restart=${++restarts}`)
+  const settings = await import(`${ROOT}server/settings.ts?at=${performance.now()}`)
     .then((module) => Object.keys(module.settings ?? {}), () => []);
   const proxies = proxyHosts(Deno.env.toObject());
   return servingArgs(config, await readAppPermissions(), { mode: "dev", proxies, settings });
@@ -82,7 +84,6 @@ async function restart(): Promise<void> {
         : `${error}`,
     });
   }
-  // A deno.json the launcher would refuse: its one line.
   const args = await serverArgs().catch((error: Error) => error);
   if (args instanceof Error) return serveError({ title: args.message, detail: `${args}` });
   startServer(args);
@@ -146,11 +147,11 @@ const schedule = () => {
     return restart();
   });
 };
-const watcher = Deno.watchFs(WATCHED);
+const watchers = [Deno.watchFs(["client", "server"]), Deno.watchFs(".", { recursive: false })];
 console.log("dev: watching client/, server/, main.ts, deno.json: a save restarts, reloads");
 schedule();
 const stop = onStopRequest(async () => {
-  watcher.close();
+  watchers.forEach((watcher) => watcher.close());
   await stopCurrent();
   await builder.dispose();
   Deno.exit(0);
@@ -161,8 +162,10 @@ watchAncestors(ancestors, () => {
   stop();
 });
 let timer: ReturnType<typeof setTimeout> | undefined;
-for await (const event of watcher) {
-  if (event.kind === "access") continue;
-  clearTimeout(timer);
-  timer = setTimeout(schedule, DEBOUNCE_MS);
-}
+await Promise.all(watchers.map(async (watcher) => {
+  for await (const { kind, paths } of watcher) {
+    if (kind === "access" || !paths.some(watched)) continue;
+    clearTimeout(timer);
+    timer = setTimeout(schedule, DEBOUNCE_MS);
+  }
+}));

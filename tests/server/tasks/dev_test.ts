@@ -201,10 +201,14 @@ export const apiRoutes: ApiRoutes = {
   assert.equal((await get("/api/env")).status, 500);
   await dev.waitForOutput(/add "DEV_TEST_GRANTED" to permissions\.app\.env in deno\.json/, from);
 
-  // The edit the log line asks for, and nothing else: no Ctrl-C, no rerun.
+  // The edit the log line asks for, and nothing else: no Ctrl-C, no rerun. Saved as many editors
+  // save, a new file renamed over the old one; the edits below are written in place.
   const denoJson = JSON.parse(await project.read("deno.json"));
   denoJson.permissions.app.env = ["DEV_TEST_GRANTED"];
-  await saveAndWait(project, dev, "deno.json", JSON.stringify(denoJson, null, 2));
+  const renamed = dev.output().length;
+  await project.write("deno.json.swp", JSON.stringify(denoJson, null, 2));
+  await Deno.rename(`${project.dir}/deno.json.swp`, `${project.dir}/deno.json`);
+  await dev.waitForOutput(/Listening on (http:\/\/\S+\/)/, renamed);
   assert.deepEqual(await get("/api/env"), { status: 200, body: { value: "granted value" } });
 
   // A grant the launcher would refuse: its one line on the error page, until the next save.
