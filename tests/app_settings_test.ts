@@ -22,6 +22,10 @@ const ROUTES = `import type { ApiRoutes } from "./router.ts";
 import { settings } from "../settings.ts";
 
 const retries: number | undefined = settings.RETRIES;
+// @ts-expect-error: an integer setting is a number, never a string
+const wrong: string | undefined = settings.RETRIES;
+// @ts-expect-error: only declared settings exist
+settings.UNDECLARED;
 
 export const apiRoutes: ApiRoutes = {
   "/api/settings": { GET: () => Response.json({ ...settings, retries: (retries ?? 3) + 1 }) },
@@ -56,6 +60,7 @@ Deno.test({
     await using project = await copyProject();
     await project.write("server/settings.ts", SETTINGS);
     await project.write("server/api/routes.ts", ROUTES);
+    // Typed: each value is its reader's type (a wrong use fails `deno task check`).
     const checked = await project.run(["check", "server/api/routes.ts"]);
     assert.equal(checked.code, 0, checked.output);
 
