@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { CONFIG_VARIABLES, loadConfig } from "../server/lifecycle/config.ts";
 import { readAppPermissions, servingArgs, V8_FLAGS } from "../server/lifecycle/serve_args.ts";
+import { settings } from "../server/settings.ts";
 import { runServerToExit, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
 
 Deno.test("the start task serves with only the permissions it needs", () => {
@@ -52,13 +53,16 @@ Deno.test("the server process started by the task holds exactly those permission
     assert.equal(lines.length, 1, lines.join("\n"));
     const cmdline = lines[0].split(/\s+/);
     const flags = cmdline.filter((a) => a.startsWith("--"));
-    // Plus whatever the team grants its own code in deno.json's permissions.app.
+    // Plus whatever the team grants its own code in deno.json's permissions.app, and the
+    // variables of its settings.
     const config = loadConfig({
       PORT: "0",
       HOST: "127.0.0.1",
       SENTRY_DSN: "http://k@127.0.0.1:9/1",
     });
-    const expected = servingArgs(config, await readAppPermissions());
+    const expected = servingArgs(config, await readAppPermissions(), {
+      settings: Object.keys(settings),
+    });
     assert.deepEqual(flags, expected.filter((a) => a.startsWith("--")));
   } finally {
     await own.stop();

@@ -1,8 +1,9 @@
 /**
  * The suite is a team's suite: in a copy of the project changed the way the README tells a team
- * to (a page that imports its own CSS, a host granted in `permissions.app.net`), built as
- * `deno task test` builds, the shell's tests of pages and permissions still pass. They take the
- * pages and grants from what the team wrote, never from the shell's own first page or empty set.
+ * to (a page that imports its own CSS, a setting of its own, a host granted in
+ * `permissions.app.net`), built as `deno task test` builds, the shell's tests of pages and
+ * permissions still pass. They take the pages, settings and grants from what the team wrote, never
+ * from the shell's own first page or empty sets.
  */
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
@@ -69,6 +70,15 @@ export const routes = defineRoutes({
 });
 `,
   );
+
+  // The README's settings step: a setting of the team's own, granted by name.
+  const settings = await project.read("server/settings.ts");
+  await project.write(
+    "server/settings.ts",
+    settings.replace("defineSettings({})", "defineSettings({ TEAM_SUITE_RETRIES: integer(0, 10) })")
+      .replace(/^import \{ defineSettings \}/m, "import { defineSettings, integer }"),
+  );
+  assert.notEqual(await project.read("server/settings.ts"), settings);
 
   // The README's permission step: a host for the app's own code.
   const config = JSON.parse(await project.read("deno.json"));

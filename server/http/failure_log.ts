@@ -152,7 +152,7 @@ export class FailureLog {
 export function permissionHint(error: unknown): string | undefined {
   try {
     if (!(error instanceof Deno.errors.NotCapable)) return undefined;
-    const [, kind, value] = /^Requires (net|env|read) access to "(.*)", run again/s
+    const [, kind, value] = /^Requires (\w+) access to "(.*)", run again/s
       .exec(error.message) ?? [];
     if (kind === undefined) return undefined;
     const quoted = oneEntry(JSON.stringify(value));

@@ -2,7 +2,8 @@
 import { createApp } from "../app.ts";
 import type { LivePages } from "../page/handler.ts";
 import type { Handler } from "../http/request_context.ts";
-import { loadConfig, readEnv, StartupError } from "./config.ts";
+import { badSetting, loadConfig, readEnv, StartupError } from "./config.ts";
+import "../settings.ts"; // read as it loads: a bad app setting stops start-up below
 import { readManifest } from "../build/manifest.ts";
 import type { startMonitoring } from "../monitoring/sentry.ts";
 import { MONITORING_OFF } from "../monitoring/monitoring.ts";
@@ -32,6 +33,7 @@ export async function createServerApp(env = readEnv()) {
   const config = loadConfig(env);
   const missing = missingPermission(runtimePermissions(config));
   if (missing) throw new StartupError(missing);
+  if (badSetting) throw badSetting;
   const dev: DevTools | undefined = config.devMode || config.devInbox
     ? (await import(DEV_TOOLS_MODULE)).startDevTools(config)
     : undefined;

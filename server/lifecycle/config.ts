@@ -30,19 +30,23 @@ const expected = (what: string, raw: string): never => {
   const shown = JSON.stringify(raw.length > 80 ? `${raw.slice(0, 77)}...` : raw);
   throw new ConfigError(`expected ${what}, got ${shown}`);
 };
-const integer = (min: number, max: number) => (raw: string): number => {
+/** A whole number from `min` to `max`. */
+export const integer = (min: number, max: number) => (raw: string): number => {
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   return value >= min && value <= max ? value : expected(`an integer from ${min} to ${max}`, raw);
 };
-const rate = (raw: string): number => {
+/** A number from 0 to 1. */
+export const rate = (raw: string): number => {
   const value = /^\d*\.?\d+$/.test(raw) ? Number(raw) : NaN;
   return value <= 1 ? value : expected("a number from 0 to 1", raw);
 };
-const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
+/** One of `choices`, in any case. */
+export const oneOf = <const T extends string>(...choices: T[]) => (raw: string): T => {
   const value = raw.toLowerCase() as T;
   return choices.includes(value) ? value : expected(`one of ${choices.join(", ")}`, value);
 };
-const boolean = (raw: string): boolean => {
+/** true/false, 1/0, yes/no or on/off. */
+export const boolean = (raw: string): boolean => {
   const value = raw.toLowerCase();
   if (["1", "true", "yes", "on"].includes(value)) return true;
   return ["0", "false", "no", "off"].includes(value) ? false : expected("true or false", value);
@@ -64,7 +68,8 @@ const path = (raw: string): string => {
   const like = `a path like /monitoring or /t/a8f3 (letters, digits, "-", "_", ".")`;
   return expected(`${like}, not under ${RESERVED.join(", ")}`, raw);
 };
-const list = <T>(each: (raw: string) => T) => (raw: string): T[] =>
+/** A comma-separated list, each entry read by `each`. */
+export const list = <T>(each: (raw: string) => T) => (raw: string): T[] =>
   raw.split(",").map((s) => s.trim()).filter(Boolean).map(each);
 // An http(s) URL prefix, an origin alone standing for all its paths: never a bare host or a
 // substring, which would also match https://api.example.com.evil.net.
@@ -74,6 +79,11 @@ const urlPrefix = (raw: string): string => {
   if (plain && !url.search && !url.hash) return url.href;
   return expected("URLs like https://api.example.com or https://example.com/api/", raw);
 };
+/** An absolute http(s) URL. */
+export const url = (raw: string): string =>
+  /^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw : expected("an http(s) URL", raw);
+/** Any text. */
+export const text = (raw: string): string => raw;
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -134,16 +144,8 @@ export type Config = Readonly<ReturnType<typeof loadConfig>>;
 
 /** Build a {@link Config} from environment variables; the defaults are the README's. */
 export function loadConfig(env: Env) {
-  const read = <N extends Name>(name: N): ReturnType<(typeof VARIABLES)[N]> | undefined => {
-    // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
-    const raw = env[name]?.trim();
-    if (!raw) return undefined;
-    try {
-      return VARIABLES[name](raw) as ReturnType<(typeof VARIABLES)[N]>;
-    } catch (error) {
-      throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
-    }
-  };
+  const read = <N extends Name>(name: N) =>
+    readVariable<unknown>(name, VARIABLES[name], env[name]) as ReturnType<(typeof VARIABLES)[N]>;
   const devMode = read("DEV_MODE") ?? false;
   const ownDsn = read("SENTRY_DSN");
   // Monitoring goes to an in-memory inbox at /_dev/inbox instead of Sentry.
@@ -210,6 +212,17 @@ export function loadConfig(env: Env) {
   };
 }
 
+/** `raw` read by `reader`, `undefined` when unset; a bad value's error names the variable. */
+export function readVariable<T>(name: string, reader: (raw: string) => T, raw?: string) {
+  // Empty counts as unset: `FOO= deno task start` is a common way to clear a value.
+  if (!raw?.trim()) return undefined;
+  try {
+    return reader(raw.trim());
+  } catch (error) {
+    throw error instanceof ConfigError ? new ConfigError(`${name}: ${error.message}`) : error;
+  }
+}
+
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
@@ -232,4 +245,31 @@ export function readEnv(): Record<string, string | undefined> {
     ...publicNames.filter((name) => PUBLIC_NAME.test(name)),
   ];
   return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));
+}
+
+type Table = Readonly<Record<string, (raw: string) => unknown>>;
+/** The app's settings: each variable's value as its reader returns it, `undefined` when unset. */
+export type Settings<T extends Table> = { readonly [K in keyof T]: ReturnType<T[K]> | undefined };
+/** The first bad app setting {@link defineSettings} met: start-up stops on it. */
+export let badSetting: ConfigError | undefined;
+
+/**
+ * Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
+ * left unset and kept for start-up to stop on ({@link badSetting}).
+ */
+export function defineSettings<const T extends Table>(table: T): Settings<T> {
+  const values = Object.fromEntries(Object.keys(table).map((name) => [name, undefined as unknown]));
+  for (const [name, reader] of Object.entries(table)) {
+    try {
+      // The launcher grants each declared name: the server was started some other way.
+      if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+        throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
+      }
+      values[name] = readVariable(name, reader, Deno.env.get(name));
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      badSetting ??= error;
+    }
+  }
+  return values as Settings<T>;
 }

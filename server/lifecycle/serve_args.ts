@@ -41,12 +41,12 @@ export function proxyHosts(env: Readonly<Record<string, string | undefined>>): s
   return [...new Set(hosts)];
 }
 
-const APP_PERMISSION_KINDS = ["net", "env", "read"] as const;
+// Deno's permission-set kinds but `all`: least privilege, each granted on its own.
+const KINDS = ["net", "env", "read", "write", "sys", "run", "ffi", "import"] as const;
+type Kind = (typeof KINDS)[number];
 
 /** What deno.json grants the app's own code, by kind: a list of values, or `true` for all. */
-export type AppPermissions = Partial<
-  Record<(typeof APP_PERMISSION_KINDS)[number], readonly string[] | boolean>
->;
+export type AppPermissions = Partial<Record<Kind, readonly string[] | boolean>>;
 
 /**
  * `permissions.app` of a deno.json's text (Deno's permission-set schema), validated; `{}` when
@@ -65,8 +65,8 @@ export function parseAppPermissions(denoJson: string): AppPermissions {
   };
   if (typeof app !== "object" || app === null || Array.isArray(app)) fail("", "an object");
   for (const [kind, value] of Object.entries(app as object)) {
-    if (!(APP_PERMISSION_KINDS as readonly string[]).includes(kind)) {
-      fail(`.${kind}`, `one of ${APP_PERMISSION_KINDS.join(", ")} (the kinds the shell grants)`);
+    if (!(KINDS as readonly string[]).includes(kind)) {
+      fail(`.${kind}`, `one of ${KINDS.join(", ")}`);
     }
     // A comma would end the value early in Deno's --allow-* list.
     const listed = Array.isArray(value) &&
@@ -91,24 +91,29 @@ export async function readAppPermissions(path = "deno.json"): Promise<AppPermiss
 export function servingArgs(
   config: Config,
   app: AppPermissions = {},
-  { mode = "run", proxies = [] }: {
+  { mode = "run", proxies = [], settings = [] }: {
     readonly mode?: "run" | "parallel" | "dev";
     /** `host:port` of outbound proxies to grant ({@link proxyHosts}). */
     readonly proxies?: readonly string[];
+    /** The variables of the app's settings (server/settings.ts), granted by name. */
+    readonly settings?: readonly string[];
   } = {},
 ): string[] {
   const dev = mode === "dev";
   const publicNames = Object.keys(config.publicVariables);
-  const allow = (kind: keyof AppPermissions, shell: readonly string[]) => {
+  const named = [...publicNames, ...settings];
+  const allow = (kind: Kind, shell: readonly string[] = []) => {
     const granted = app[kind];
-    if (granted === true) return `--allow-${kind}`;
-    return `--allow-${kind}=${[...new Set([...shell, ...granted || []])].join(",")}`;
+    if (granted === true) return [`--allow-${kind}`];
+    const values = [...new Set([...shell, ...granted || []])];
+    return values.length ? [`--allow-${kind}=${values}`] : [];
   };
   const flags = [
     V8_FLAGS,
-    allow("net", netHosts(config, proxies)),
-    allow("read", dev ? ["static", "client", "server"] : ["static"]),
-    allow("env", [...SERVER_ENV_VARIABLES, ...dev ? DEV_VARIABLES : [], ...publicNames]),
+    ...allow("net", netHosts(config, proxies)),
+    ...allow("read", dev ? ["static", "client", "server"] : ["static"]),
+    ...allow("env", [...SERVER_ENV_VARIABLES, ...dev ? DEV_VARIABLES : [], ...named]),
+    ...KINDS.slice(3).flatMap((kind) => allow(kind)),
   ];
   // The server may not list its environment: it is told which PUBLIC_* variables it has.
   const trailing = [

@@ -13,7 +13,10 @@ import { readTaskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { denoFailure, describe, errorResponse, type Failure } from "../dev/error_page.ts";
 import { liveReload } from "../dev/live_reload.ts";
 
-const WATCHED = ["client", "server", "main.ts"];
+// main.ts and deno.json through the project's folder: an editor that saves by renaming a new file
+// over the old one leaves a watch on the file itself watching nothing.
+const watched = (path: string) =>
+  /^(client\/|server\/|main\.ts$|deno\.json$)/.test(path.slice(Deno.cwd().length + 1));
 // Editors save in bursts (write, rename, chmod): build once the burst is over.
 const DEBOUNCE_MS = 50;
 // Enough of the server's stderr to hold Deno's error block and its stack.
@@ -29,19 +32,24 @@ const env = {
   SERVE_SOURCE_MAPS: Deno.env.get("SERVE_SOURCE_MAPS") || "true",
   PORT: Deno.env.get("PORT") || "8000",
 };
-const { address, args } = await (async () => {
-  let config = loadConfig({ ...Deno.env.toObject(), ...env });
-  if (config.port === 0) {
-    // Chosen once, so every restart and the error page answer on the same port.
-    using probe = Deno.listen({ hostname: config.host, port: 0 });
-    env.PORT = String(probe.addr.port);
-    config = loadConfig({ ...Deno.env.toObject(), ...env });
-  }
-  // Production's flags and deno.json's app grants: what production lacks, dev lacks too.
-  const app = await readAppPermissions();
-  const args = servingArgs(config, app, { mode: "dev", proxies: proxyHosts(Deno.env.toObject()) });
-  return { address: { hostname: config.host, port: config.port }, args };
-})().catch(exitOnStartupError);
+const config = await Promise.try(() => {
+  const config = loadConfig({ ...Deno.env.toObject(), ...env });
+  if (config.port !== 0) return config;
+  // Chosen once, so every restart and the error page answer on the same port.
+  using probe = Deno.listen({ hostname: config.host, port: 0 });
+  env.PORT = String(probe.addr.port);
+  return loadConfig({ ...Deno.env.toObject(), ...env });
+}).catch(exitOnStartupError);
+const address = { hostname: config.host, port: config.port };
+
+/** Production's flags, deno.json's app grants and the app settings' names, as they are now. */
+async function serverArgs(): Promise<string[]> {
+  // A fresh copy of the module each time; a broken one is the server's to report.
+  const settings = await import(`${ROOT}server/settings.ts?at=${performance.now()}`)
+    .then((module) => Object.keys(module.settings ?? {}), () => []);
+  const proxies = proxyHosts(Deno.env.toObject());
+  return servingArgs(config, await readAppPermissions(), { mode: "dev", proxies, settings });
+}
 
 // Listed before esbuild and the server start, so `ps` is never a child next to them.
 const ancestors = await readTaskAncestors();
@@ -76,10 +84,12 @@ async function restart(): Promise<void> {
         : `${error}`,
     });
   }
-  startServer();
+  const args = await serverArgs().catch((error: Error) => error);
+  if (args instanceof Error) return serveError({ title: args.message, detail: `${args}` });
+  startServer(args);
 }
 
-function startServer(): void {
+function startServer(args: string[]): void {
   // stdin is the server's lifeline: if this process dies, the server sees it close and stops.
   const child = new Deno.Command(Deno.execPath(), { args, env, stdin: "piped", stderr: "piped" })
     .spawn();
@@ -137,11 +147,11 @@ const schedule = () => {
     return restart();
   });
 };
-const watcher = Deno.watchFs(WATCHED);
-console.log("dev: watching client/, server/ and main.ts; a save rebuilds, restarts, reloads");
+const watchers = [Deno.watchFs(["client", "server"]), Deno.watchFs(".", { recursive: false })];
+console.log("dev: watching client/, server/, main.ts, deno.json: a save restarts, reloads");
 schedule();
 const stop = onStopRequest(async () => {
-  watcher.close();
+  watchers.forEach((watcher) => watcher.close());
   await stopCurrent();
   await builder.dispose();
   Deno.exit(0);
@@ -152,8 +162,10 @@ watchAncestors(ancestors, () => {
   stop();
 });
 let timer: ReturnType<typeof setTimeout> | undefined;
-for await (const event of watcher) {
-  if (event.kind === "access") continue;
-  clearTimeout(timer);
-  timer = setTimeout(schedule, DEBOUNCE_MS);
-}
+await Promise.all(watchers.map(async (watcher) => {
+  for await (const { kind, paths } of watcher) {
+    if (kind === "access" || !paths.some(watched)) continue;
+    clearTimeout(timer);
+    timer = setTimeout(schedule, DEBOUNCE_MS);
+  }
+}));

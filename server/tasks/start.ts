@@ -1,12 +1,13 @@
 /**
  * `deno task start`'s launcher: validate config and deno.json's `permissions.app`, run the server
- * with exactly the permissions they need (serve_args.ts), forward stop signals, and SIGTERM it
- * when the command that started it goes away (parent_gone.ts).
+ * with exactly the permissions they and the app's settings need (serve_args.ts), forward stop
+ * signals, and SIGTERM it when the command that started it goes away (parent_gone.ts).
  */
 import { DEV_VARIABLES, exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
 import { proxyHosts, readAppPermissions, servingArgs } from "../lifecycle/serve_args.ts";
 import { readTaskAncestors, watchAncestors } from "../lifecycle/parent_gone.ts";
 import { STOP_SIGNALS } from "../lifecycle/shutdown.ts";
+import { settings } from "../settings.ts";
 
 const env = Deno.env.toObject();
 // The dev switches are never the launcher's to pass on.
@@ -15,6 +16,7 @@ const args = await readAppPermissions().then((app) =>
   servingArgs(loadConfig(env), app, {
     mode: Deno.args.includes("--parallel") ? "parallel" : "run",
     proxies: proxyHosts(env),
+    settings: Object.keys(settings),
   })
 ).catch(exitOnStartupError);
 

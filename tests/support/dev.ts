@@ -95,6 +95,8 @@ export interface DevOptions {
   readonly underShell?: boolean;
   /** Leave NO_COLOR unset, so Deno colours what it prints, as in a developer's terminal. */
   readonly color?: boolean;
+  /** More environment variables for the task. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Start `deno task dev` in `dir` on 127.0.0.1, port 0, and wait until it serves. */
@@ -109,6 +111,7 @@ export async function startDev(dir: string, options: DevOptions = {}): Promise<R
       PORT: "0",
       HOST: "127.0.0.1",
       ...(options.color ? {} : { NO_COLOR: "1" }),
+      ...options.env,
     },
     clearEnv: true,
     stdin: "null",

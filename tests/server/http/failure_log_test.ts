@@ -330,8 +330,11 @@ Deno.test("a permission the app's code lacks: one line naming what to add to den
   );
   assert.match(permissionHint(requires("net", "127.0.0.1:9000"))!, /to permissions\.app\.net in/);
   assert.match(permissionHint(requires("read", "data/x.json"))!, /"data\/x\.json" to .*\.read/);
-  // Kinds deno.json's app set does not grant, and other errors, are logged as they are.
-  assert.equal(permissionHint(requires("run", "curl")), undefined);
+  // Every kind of Deno's permission sets is one deno.json's app set grants.
+  assert.match(permissionHint(requires("write", "data"))!, /"data" to permissions\.app\.write in/);
+  assert.match(permissionHint(requires("run", "curl"))!, /"curl" to permissions\.app\.run in/);
+  assert.match(permissionHint(requires("sys", "hostname"))!, /to permissions\.app\.sys in/);
+  // Other errors are logged as they are.
   assert.equal(permissionHint(new Error('Requires env access to "X", run again')), undefined);
   assert.equal(permissionHint(notCapable("something else")), undefined);
   // A value that could forge an entry is written out.

@@ -1,5 +1,17 @@
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig } from "../../../server/lifecycle/config.ts";
+import * as config from "../../../server/lifecycle/config.ts";
+import {
+  boolean,
+  ConfigError,
+  defineSettings,
+  integer,
+  list,
+  loadConfig,
+  oneOf,
+  rate,
+  text,
+  url,
+} from "../../../server/lifecycle/config.ts";
 import { BODY_DEFAULTS } from "../../../server/http/body_budget.ts";
 
 Deno.test("loadConfig: defaults with an empty environment", () => {
@@ -224,5 +236,63 @@ Deno.test("loadConfig: Sentry's browser products are off unless their variables 
       (error) =>
         error instanceof ConfigError && error.message.startsWith(`${name}: expected ${reason}`),
     );
+  }
+});
+
+Deno.test("the exported readers give the shell's one-line reasons", () => {
+  assert.equal(integer(0, 10)("7"), 7);
+  assert.equal(rate("0.5"), 0.5);
+  assert.equal(boolean("ON"), true);
+  assert.equal(oneOf("eu", "us")("EU"), "eu");
+  assert.deepEqual(list(url)(" https://a.example/x , http://b.example "), [
+    "https://a.example/x",
+    "http://b.example",
+  ]);
+  assert.equal(text("any thing"), "any thing");
+  const cases: [() => unknown, string][] = [
+    [() => integer(0, 10)("x"), 'expected an integer from 0 to 10, got "x"'],
+    [() => integer(0, 10)("11"), 'expected an integer from 0 to 10, got "11"'],
+    [() => rate("2"), 'expected a number from 0 to 1, got "2"'],
+    [() => boolean("perhaps"), 'expected true or false, got "perhaps"'],
+    [() => url("ftp://a.example"), 'expected an http(s) URL, got "ftp://a.example"'],
+    [() => url("/relative"), 'expected an http(s) URL, got "/relative"'],
+  ];
+  for (const [read, message] of cases) {
+    assert.throws(read, (e) => e instanceof ConfigError && e.message === message);
+  }
+});
+
+Deno.test("defineSettings: typed values read once; a bad one is kept for start-up, never thrown", () => {
+  const names = ["TS_RETRIES", "TS_API_URL", "TS_MODE", "TS_UNSET", "TS_BAD", "TS_LATER_BAD"];
+  Deno.env.set("TS_RETRIES", " 3 ");
+  Deno.env.set("TS_API_URL", "https://payments.example/v1");
+  Deno.env.set("TS_MODE", "");
+  try {
+    const settings = defineSettings({
+      TS_RETRIES: integer(0, 10),
+      TS_API_URL: url,
+      TS_MODE: oneOf("fast", "safe"),
+      TS_UNSET: boolean,
+    });
+    const retries: number | undefined = settings.TS_RETRIES;
+    assert.deepEqual(settings, {
+      TS_RETRIES: 3,
+      TS_API_URL: "https://payments.example/v1",
+      TS_MODE: undefined,
+      TS_UNSET: undefined,
+    });
+    assert.equal(retries, 3);
+    assert.deepEqual([config.badSetting], [undefined], "none bad yet");
+
+    Deno.env.set("TS_BAD", "x");
+    Deno.env.set("TS_LATER_BAD", "maybe");
+    const bad = defineSettings({ TS_BAD: integer(0, 10), TS_LATER_BAD: boolean });
+    // Every name stays (the launcher grants them all); the first bad value is the one line.
+    assert.deepEqual(Object.keys(bad), ["TS_BAD", "TS_LATER_BAD"]);
+    assert.equal(bad.TS_BAD, undefined);
+    assert.ok(config.badSetting instanceof ConfigError);
+    assert.equal(config.badSetting.message, 'TS_BAD: expected an integer from 0 to 10, got "x"');
+  } finally {
+    for (const name of names) Deno.env.delete(name);
   }
 });

@@ -59,6 +59,45 @@ Deno.test("servingArgs: the app's grants join the shell's own, kind by kind; tru
   assert.equal(allow(all, "read"), "--allow-read=static");
 });
 
+Deno.test("servingArgs: every kind of Deno's permission sets, none granted unless deno.json says", () => {
+  const config = loadConfig({ PORT: "9000", HOST: "127.0.0.1" });
+  const none = servingArgs(config, { write: [], sys: false, run: [], ffi: [], import: [] });
+  assert.deepEqual(none, servingArgs(config), "empty lists and false grant nothing");
+  for (const kind of ["write", "sys", "run", "ffi", "import"]) {
+    assert.equal(allow(none, kind), undefined);
+  }
+  const app = {
+    write: ["data", "/tmp/uploads"],
+    sys: ["hostname", "osRelease"],
+    run: ["convert"],
+    ffi: ["./lib/libimage.so"],
+    import: ["cdn.example.com:443"],
+  };
+  const args = servingArgs(config, app);
+  assert.equal(allow(args, "write"), "--allow-write=data,/tmp/uploads");
+  assert.equal(allow(args, "sys"), "--allow-sys=hostname,osRelease");
+  assert.equal(allow(args, "run"), "--allow-run=convert");
+  assert.equal(allow(args, "ffi"), "--allow-ffi=./lib/libimage.so");
+  assert.equal(allow(args, "import"), "--allow-import=cdn.example.com:443");
+  assert.equal(allow(servingArgs(config, { write: true }), "write"), "--allow-write");
+  // The same in dev and under deno serve --parallel, before the script.
+  for (const mode of ["dev", "parallel"] as const) {
+    const flags = servingArgs(config, app, { mode });
+    assert.equal(allow(flags, "write"), "--allow-write=data,/tmp/uploads");
+    assert.ok(flags.indexOf("--allow-run=convert") < flags.findIndex((a) => a.endsWith(".ts")));
+  }
+  assert.deepEqual(parseAppPermissions(JSON.stringify({ permissions: { app } })), app);
+});
+
+Deno.test("servingArgs: the app settings' variables are granted by name, in every mode", () => {
+  const config = loadConfig({ PORT: "9000" });
+  for (const mode of ["run", "parallel", "dev"] as const) {
+    const names = allow(servingArgs(config, {}, { mode, settings: ["RETRIES", "API_URL"] }), "env")!
+      .split("=")[1].split(",");
+    assert.ok(names.includes("RETRIES") && names.includes("API_URL"), mode);
+  }
+});
+
 Deno.test("servingArgs: dev grants what production does, plus the dev modules and switches", () => {
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1" });
   const app = { env: ["API_KEY"], net: ["127.0.0.1:7000"] };
@@ -117,7 +156,15 @@ Deno.test("parseAppPermissions: what cannot be granted stops start-up with one l
       /^permissions\.app\.net in deno\.json: expected .*commas/,
     ],
     [{ env: [""] }, /^permissions\.app\.env in deno\.json/],
-    [{ write: ["tmp"] }, /^permissions\.app\.write in deno\.json: expected one of net, env, read/],
+    [{ write: 5 }, /^permissions\.app\.write in deno\.json: expected a list of .* or true, got 5$/],
+    [{ run: { allow: ["ls"] } }, /^permissions\.app\.run in deno\.json: expected a list/],
+    [{ sys: "hostname" }, /^permissions\.app\.sys in deno\.json: expected a list/],
+    // Least privilege: each kind on its own, never all of them at once.
+    [
+      { all: true },
+      /^permissions\.app\.all in deno\.json: expected one of net, env, read, write, sys, run, ffi, import$/,
+    ],
+    [{ hrtime: true }, /^permissions\.app\.hrtime in deno\.json: expected one of net, env/],
   ];
   for (const [app, pattern] of cases) {
     assert.throws(() => parseAppPermissions(JSON.stringify({ permissions: { app } })), (e) => {

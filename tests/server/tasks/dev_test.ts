@@ -165,6 +165,65 @@ Deno.test("deno task dev: a server that cannot start shows its error; one page's
   assert.equal(status.code, 0, dev.output());
 });
 
+Deno.test("deno task dev: a deno.json edit restarts with its grants; a new app setting is granted", async () => {
+  await using project = await copyProject();
+  await using dev = await startDev(project.dir, {
+    env: { DEV_TEST_GRANTED: "granted value", DEV_TEST_RETRIES: "4" },
+  });
+  const get = async (path: string) => {
+    const response = await fetch(new URL(path, dev.url));
+    return { status: response.status, body: await response.json() };
+  };
+  // A setting declared while dev runs: its variable is granted at the next start.
+  const settings = await project.read("server/settings.ts");
+  await saveAndWait(
+    project,
+    dev,
+    "server/settings.ts",
+    settings
+      .replace("import { defineSettings } from", "import { defineSettings, integer } from")
+      .replace("defineSettings({})", "defineSettings({ DEV_TEST_RETRIES: integer(0, 10) })"),
+  );
+  await saveAndWait(
+    project,
+    dev,
+    "server/api/routes.ts",
+    `import type { ApiRoutes } from "./router.ts";
+import { settings } from "../settings.ts";
+export const apiRoutes: ApiRoutes = {
+  "/api/env": { GET: () => Response.json({ value: Deno.env.get("DEV_TEST_GRANTED") }) },
+  "/api/settings": { GET: () => Response.json(settings) },
+};
+`,
+  );
+  assert.deepEqual(await get("/api/settings"), { status: 200, body: { DEV_TEST_RETRIES: 4 } });
+  const from = dev.output().length;
+  assert.equal((await get("/api/env")).status, 500);
+  await dev.waitForOutput(/add "DEV_TEST_GRANTED" to permissions\.app\.env in deno\.json/, from);
+
+  // The edit the log line asks for, and nothing else: no Ctrl-C, no rerun. Saved as many editors
+  // save, a new file renamed over the old one; the edits below are written in place.
+  const denoJson = JSON.parse(await project.read("deno.json"));
+  denoJson.permissions.app.env = ["DEV_TEST_GRANTED"];
+  const renamed = dev.output().length;
+  await project.write("deno.json.swp", JSON.stringify(denoJson, null, 2));
+  await Deno.rename(`${project.dir}/deno.json.swp`, `${project.dir}/deno.json`);
+  await dev.waitForOutput(/Listening on (http:\/\/\S+\/)/, renamed);
+  assert.deepEqual(await get("/api/env"), { status: 200, body: { value: "granted value" } });
+
+  // A grant the launcher would refuse: its one line on the error page, until the next save.
+  denoJson.permissions.app.write = 5;
+  const before = dev.output().length;
+  await project.write("deno.json", JSON.stringify(denoJson, null, 2));
+  const line = "permissions.app.write in deno.json: expected a list of strings without commas";
+  await dev.waitForOutput(new RegExp(`dev: ${line.replaceAll(".", "\\.")}`), before);
+  const { error } = (await get("/api/env")).body;
+  assert.match(error, new RegExp(`^${line.replaceAll(".", "\\.")}, or true, got 5`));
+  denoJson.permissions.app.write = [];
+  await saveAndWait(project, dev, "deno.json", JSON.stringify(denoJson, null, 2));
+  assert.deepEqual(await get("/api/env"), { status: 200, body: { value: "granted value" } });
+});
+
 for (const underShell of [false, true]) {
   const name = underShell
     ? "SIGTERM to a sh -c above deno task (the npx case)"
