@@ -105,23 +105,3 @@ export function requestIdFor(req: Request): string {
   const incoming = req.headers.get("x-request-id");
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
-
-// Only an address-shaped value is taken: it reaches loaders, logs, and Sentry's geo-IP and rate
-// limits through the tunnel.
-const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
-
-/** The socket peer, or behind a trusted proxy the last X-Forwarded-For entry (the proxy's own):
- * earlier ones are the client's to write, to pick an address per request and dodge rate limits.
- * "" when the socket has no address (a Unix socket). */
-export function clientAddress(
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  trustProxy: boolean,
-): string {
-  if (trustProxy) {
-    const forwarded = req.headers.get("x-forwarded-for");
-    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1).trim();
-    if (last !== undefined && IP_ADDRESS.test(last)) return last;
-  }
-  return (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
-}

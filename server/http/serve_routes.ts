@@ -1,7 +1,8 @@
 /** Every request's path: limits, target, route by exact path and method, a throw answered 500,
  * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise. */
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
-import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
+import { hstsDue, isHttps } from "./request_context.ts";
+import { clientAddress, fromTrustedProxy, type TrustProxy } from "./client_address.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
 import { answerOrElse, internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
@@ -34,7 +35,7 @@ export interface ServeOptions {
   readonly logLine: (line: string) => void;
   readonly logFormat: LogFormat;
   readonly hsts: HstsMode;
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustProxy;
   /** Every request arrives over TLS (a TLS listener, Deno Deploy). */
   readonly httpsListener: boolean;
 }
@@ -68,7 +69,8 @@ export function serveRoutes(options: ServeOptions): Handler {
   return (req, info) => {
     const started = performance.now();
     proxyHint(req, info);
-    const https = hsts !== "off" && isHttps(req, options);
+    const trustProxy = fromTrustedProxy(info, options.trustProxy);
+    const https = hsts !== "off" && isHttps(req, { ...options, trustProxy });
     const target = parseRequestTarget(req.url, req.headers.get("host"));
     const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path);
     const res = checkRequestLimits(req) ??
@@ -93,8 +95,8 @@ export function caught(
 }
 
 // Behind a proxy without TRUST_PROXY all clients share its address (and rate limit): said once.
-function unheededProxyHint(trustProxy: boolean, notice: (message: string) => void) {
-  let said = trustProxy;
+function unheededProxyHint(trustProxy: TrustProxy, notice: (message: string) => void) {
+  let said = trustProxy !== false;
   return (req: Request, info: Deno.ServeHandlerInfo) => {
     if (said || !req.headers.has("x-forwarded-for")) return;
     const address = clientAddress(req, info, false);

@@ -4,6 +4,7 @@
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
+import { parseIpRange, type TrustProxy } from "../http/client_address.ts";
 
 /** A start-up failure the operator can fix; the message is one line. */
 export class StartupError extends Error {
@@ -73,6 +74,14 @@ const urlPrefix = (raw: string): string => {
   if (plain && !url.search && !url.hash) return url.href;
   return expected("URLs like https://api.example.com or https://example.com/api/", raw);
 };
+// true/false (one hop, none), how many proxies, or their addresses and ranges (Express's forms).
+const trustProxy = (raw: string): TrustProxy => {
+  if (/^(true|false|yes|no|on|off|0|1)$/i.test(raw)) return boolean(raw);
+  if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw), ranges: [] };
+  const range = (each: string) =>
+    parseIpRange(each) ?? expected("true, false, a hop count or addresses like 10.0.0.0/8", each);
+  return { hops: 0, ranges: list(range)(raw) };
+};
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -103,7 +112,7 @@ const VARIABLES = {
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
   TUNNEL_PATH: path,
   API_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
-  TRUST_PROXY: boolean,
+  TRUST_PROXY: trustProxy,
   SERVE_SOURCE_MAPS: boolean,
   DEBUG_ERROR_ROUTE: boolean,
   LOG_FORMAT: oneOf("json", "text"),
@@ -184,8 +193,8 @@ export function loadConfig(env: Env) {
     publicVariables: Object.fromEntries(
       Object.entries(env).filter(([name, value]) => PUBLIC_NAME.test(name) && value !== undefined),
     ) as Readonly<Record<string, string>>,
-    /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (behind a proxy). */
-    trustProxy: read("TRUST_PROXY") ?? false,
+    /** Which proxies' X-Forwarded-For / X-Forwarded-Proto are believed (client_address.ts). */
+    trustProxy: read("TRUST_PROXY") ?? false as TrustProxy,
     serveSourceMaps: read("SERVE_SOURCE_MAPS") ?? false,
     /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
     debugErrorRoute: read("DEBUG_ERROR_ROUTE") ?? false,

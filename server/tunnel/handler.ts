@@ -4,7 +4,7 @@
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
-import { clientAddress } from "../http/request_context.ts";
+import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import { clientShare, createBodySlots } from "../http/body_slots.ts";
 import {
   type Bytes,
@@ -37,7 +37,7 @@ export interface TunnelOptions {
   /** Deadline for the whole exchange: reading the body and the ingest's answer. */
   readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustProxy;
   /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
   readonly rateLimit?: number;
   /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */

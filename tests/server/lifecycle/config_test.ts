@@ -71,7 +71,10 @@ for (
     [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],
     [{ TUNNEL_TIMEOUT_MS: "1e3" }, /^TUNNEL_TIMEOUT_MS: expected an integer/],
     [{ TUNNEL_RATE_LIMIT: "-1" }, /^TUNNEL_RATE_LIMIT: expected an integer from 0/],
-    [{ TRUST_PROXY: "maybe" }, /^TRUST_PROXY: expected true or false, got "maybe"$/],
+    [
+      { TRUST_PROXY: "maybe" },
+      /^TRUST_PROXY: expected true, false, a hop count or addresses like 10.0.0.0\/8, got "maybe"$/,
+    ],
     [{ SERVE_SOURCE_MAPS: "2" }, /^SERVE_SOURCE_MAPS: expected true or false/],
   ] as const
 ) {
