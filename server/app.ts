@@ -14,8 +14,9 @@ import { createTunnelHandler } from "./tunnel/handler.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
-import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
+import { stdoutLog } from "./http/request_log.ts";
 import { caught, type Report, type Route, route, serveRoutes } from "./http/serve_routes.ts";
+import type { ServeOptions } from "./http/serve_routes.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
@@ -27,6 +28,8 @@ export interface AppDeps extends PageDeps {
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
   readonly logLine?: LogLine;
+  /** Where refusals are counted (tests pass a clock); by default into `logLine`. */
+  readonly refusals?: ServeOptions["refusals"];
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
 }
@@ -57,7 +60,7 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, deps.fetch) }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
@@ -104,11 +107,13 @@ export function createApp(deps: AppDeps): Handler {
     hsts: config.hsts,
     trustProxy: config.trustProxy,
     httpsListener: onDenoDeploy(),
+    refusals: deps.refusals,
+    allowedHosts: config.allowedHosts,
   });
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDeps["fetch"]) {
+export function configuredTunnel(config: Config, fetch?: AppDeps["fetch"]) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
@@ -116,7 +121,7 @@ export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDe
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
     fetch,
-    log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
+    log: () => {}, // the request's context carries each refusal to serveRoutes' count
   });
 }
 

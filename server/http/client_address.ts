@@ -2,10 +2,7 @@
  * and only a well-formed IP address taken (it reaches loaders, logs, rate limits and Sentry). */
 
 /** An address range, `10.0.0.0/8` or `2001:db8::/32` (a lone address is its own range). */
-export interface IpRange {
-  readonly bytes: Uint8Array;
-  readonly bits: number;
-}
+export type IpRange = { readonly bytes: Uint8Array; readonly bits: number };
 
 /** TRUST_PROXY: the nearest `hops` proxies, and any whose address is in `ranges`, are the
  * operator's; `true` is one hop (the proxy the socket comes from), `false` none. */
@@ -26,8 +23,8 @@ export function parseIp(text: string): string | null {
   return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }
 
-/** A canonical address's bytes: 4 for IPv4, 16 for IPv6. */
-function ipBytes(ip: string): Uint8Array {
+/** The bytes of an address {@link parseIp} returned: 4 for IPv4, 16 for IPv6. */
+export function ipBytes(ip: string): Uint8Array {
   if (!ip.includes(":")) return new Uint8Array(ip.split(".").map(Number));
   const [head, tail = []] = ip.split("::").map((part) => part ? part.split(":") : []);
   const groups = [...head, ...Array(8 - head.length - tail.length).fill("0"), ...tail];
@@ -65,11 +62,7 @@ export function fromTrustedProxy(info: Deno.ServeHandlerInfo, trust: TrustProxy)
 
 /** The first untrusted address from the right of X-Forwarded-For (like nginx's
  * `real_ip_recursive`), if it is an IP address; else the socket's peer, "" on a Unix socket. */
-export function clientAddress(
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  trust: TrustProxy,
-): string {
+export function clientAddress(req: Request, info: Deno.ServeHandlerInfo, trust: TrustProxy) {
   const peer = (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
   const forwarded = req.headers.get("x-forwarded-for")?.split(",") ?? [];
   let address = peer;

@@ -1,6 +1,8 @@
 /** One request's context (id, path, HSTS due) and its answer with the common headers, all passed
  * at once to {@link RequestContext.send}: Deno.serve converts headers again on each change. */
 
+import type { Refusal } from "./refusal_log.ts";
+
 /** When to send Strict-Transport-Security. */
 export type HstsMode = "auto" | "on" | "off";
 
@@ -34,6 +36,8 @@ export class RequestContext {
   readonly #common: Record<string, string>;
   #built: Response | undefined;
   #bytes: number | null = null;
+  /** Why the request was refused, if it was, by what refused it: counted, not logged alone. */
+  refused: Refusal | undefined;
 
   /** `path`: the one the app routed on (request_target.ts), for tracing and the log. */
   constructor(readonly requestId: string, hsts: boolean, readonly path: string) {

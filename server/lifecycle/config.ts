@@ -82,6 +82,8 @@ const trustProxy = (raw: string): TrustProxy => {
     parseIpRange(each) ?? expected("true, false, a hop count or addresses like 10.0.0.0/8", each);
   return { hops: 0, ranges: list(range)(raw) };
 };
+// As Host carries it: lower case, an IPv6 address in brackets.
+const hostName = (raw: string) => host(raw).toLowerCase().replace(/^.*:.*$/, "[$&]");
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -96,6 +98,7 @@ const dsn = (raw: string): Dsn => {
 const VARIABLES = {
   PORT: integer(0, 65535),
   HOST: host,
+  ALLOWED_HOSTS: list(hostName),
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
   SENTRY_ENVIRONMENT: (raw: string) => raw,
   SENTRY_RELEASE: (raw: string) => raw,
@@ -158,11 +161,16 @@ export function loadConfig(env: Env) {
       "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces it)",
     );
   }
+  const [allowedHosts, port] = [read("ALLOWED_HOSTS"), read("PORT") ?? 8000];
+  const ownOrigins = (allowedHosts ?? (port ? LOOPBACK.map((h) => `${h}:${port}`) : []))
+    .flatMap((host) => [`http://${host}/`, `https://${host}/`]);
   // The app's own DSN (browser and server SDKs); the inbox's answers only on this server.
   const sentryDsn: string | undefined = devInbox ? DEV_INBOX_DSN : ownDsn;
   return {
-    port: read("PORT") ?? 8000,
+    port,
     host: read("HOST") ?? "0.0.0.0",
+    /** The hosts requests may name (others get 421, but /healthz); unset, any. */
+    allowedHosts,
     sentryDsn,
     sentryEnvironment: read("SENTRY_ENVIRONMENT") ?? (devMode ? "development" : "production"),
     /** An explicit release; when absent the build id is used. */
@@ -174,8 +182,9 @@ export function loadConfig(env: Env) {
     replaysOnErrorSampleRate: read("SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE") ?? 0,
     profilesSampleRate: read("SENTRY_PROFILES_SAMPLE_RATE") ?? 0,
     feedback: read("SENTRY_FEEDBACK") ?? false,
-    /** URL prefixes the server's outgoing requests carry trace headers to (and its own origin). */
-    tracePropagationTargets: read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [],
+    /** URL prefixes the server's outgoing requests carry trace headers to, with its own origins:
+     * ALLOWED_HOSTS, else this machine at PORT (none if the system picks it), never from Host. */
+    tracePropagationTargets: [...read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [], ...ownOrigins],
     /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
     tunnelAllowedDsns: [
       ...sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!],
@@ -208,6 +217,7 @@ export function loadConfig(env: Env) {
 }
 
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
+const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";

@@ -63,7 +63,7 @@ export interface TunnelRecord {
 export type TunnelHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo,
-  ctx?: { readonly requestId?: string },
+  ctx?: { readonly requestId?: string; refused?: { reason: string; bytes?: number } },
 ) => Promise<Response>;
 
 /** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads. */
@@ -118,8 +118,11 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const log = (status: number, reason: string, bytes: number) =>
+    const log = (status: number, reason: string, bytes: number) => {
+      // The app counts it per client and reason (server/http/refusal_log.ts).
+      if (ctx) ctx.refused = { reason, bytes };
       options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
+    };
     const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
       log(status, reason, bytes);
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });

@@ -156,10 +156,12 @@ Deno.test("loadConfig: PUBLIC_* variables only reach publicVariables; API_MAX_BO
 });
 
 Deno.test("SENTRY_TRACE_PROPAGATION_TARGETS: http(s) URL prefixes; SENTRY_ENABLE_LOGS", () => {
-  const unset = loadConfig({});
+  // PORT=0: the system picks the port, so the app has no own origin to add (see ALLOWED_HOSTS).
+  const unset = loadConfig({ PORT: "0" });
   assert.deepEqual(unset.tracePropagationTargets, []);
   assert.equal(unset.enableLogs, false);
   const config = loadConfig({
+    PORT: "0",
     SENTRY_TRACE_PROPAGATION_TARGETS: " https://API.example.com , http://10.0.0.5:8080/v1/,",
     SENTRY_ENABLE_LOGS: "yes",
   });
@@ -212,4 +214,31 @@ Deno.test("loadConfig: Sentry's browser products are off unless their variables 
         error instanceof ConfigError && error.message.startsWith(`${name}: expected ${reason}`),
     );
   }
+});
+
+Deno.test("ALLOWED_HOSTS: the app's hosts as Host names them; its own origins, else this machine at PORT", () => {
+  const set = loadConfig({
+    ALLOWED_HOSTS: "Example.com, ::1",
+    SENTRY_TRACE_PROPAGATION_TARGETS: "https://api.example/",
+  });
+  assert.deepEqual(set.allowedHosts, ["example.com", "[::1]"]);
+  assert.deepEqual(set.tracePropagationTargets, [
+    "https://api.example/",
+    "http://example.com/",
+    "https://example.com/",
+    "http://[::1]/",
+    "https://[::1]/",
+  ]);
+  const unset = loadConfig({});
+  assert.equal(unset.allowedHosts, undefined, "every Host answered");
+  assert.deepEqual(unset.tracePropagationTargets.filter((t) => t.startsWith("http:")), [
+    "http://localhost:8000/",
+    "http://127.0.0.1:8000/",
+    "http://[::1]:8000/",
+  ]);
+  assert.deepEqual(loadConfig({ PORT: "0" }).tracePropagationTargets, []);
+  assert.throws(
+    () => loadConfig({ ALLOWED_HOSTS: "a.example, evil.example/x" }),
+    /^ConfigError: ALLOWED_HOSTS/,
+  );
 });
