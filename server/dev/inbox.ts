@@ -104,13 +104,9 @@ function toEntries(type: string, item: Item, source: InboxEntry["source"]): Inbo
   return [];
 }
 
-/** The tunnel's upstream fetch: envelopes for the inbox's DSN land here (up to `maxBytes`
+/** The tunnel's upstream fetch: envelopes for the inbox's DSN land here (up to `max` bytes
  * decoded, as the tunnel caps them on the wire), others go upstream. */
-export function inboxFetch(
-  inbox: DevInbox,
-  upstream: typeof fetch,
-  maxBytes: number,
-): typeof fetch {
+export function inboxFetch(inbox: DevInbox, upstream: typeof fetch, max: number): typeof fetch {
   const inboxHost = new URL(DEV_INBOX_DSN).host;
   return async (input, init) => {
     // Compared before building a Request: that would take over a body meant for upstream.
@@ -127,9 +123,7 @@ export function inboxFetch(
     let size = 0;
     try {
       for await (const chunk of body) {
-        if ((size += chunk.byteLength) > maxBytes) {
-          return new Response("too large\n", { status: 413 });
-        }
+        if ((size += chunk.byteLength) > max) return new Response("too large\n", { status: 413 });
         chunks.push(chunk);
       }
       inbox.add(Buffer.concat(chunks), "browser");

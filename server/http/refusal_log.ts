@@ -8,6 +8,8 @@ const MAX_KEYS = 50;
 
 /** Why a request was refused, as what refused it says, and how much of its body was read. */
 export type Refusal = { reason: string; bytes?: number };
+/** What one line says: `count` refusals alike. */
+export type RefusalLine = Refusal & { status: number; client: string; count: number };
 
 /** The first refusal of each client, status and reason in an interval is a line at once; the
  * rest are counted into one line, written by the first refusal or `flushDue()` after it ends. */
@@ -17,12 +19,12 @@ export function createRefusalLog(
   // Long enough to bound a flood, short enough to read it as it happens.
   { intervalMs = 10_000, now = () => performance.now() } = {},
 ) {
-  let repeats = new Map<string, Parameters<typeof formatRefusal>[0]>();
+  let repeats = new Map<string, RefusalLine>();
   let since = 0;
   const flushDue = () => {
     if (repeats.size === 0 || now() - since < intervalMs) return;
-    for (const record of repeats.values()) {
-      if (record.count > 0) write(formatRefusal(record, undefined, format));
+    for (const line of repeats.values()) {
+      if (line.count > 0) write(formatRefusal(line, "-", format));
     }
     repeats = new Map();
   };

@@ -1,7 +1,7 @@
 /** A line per request, refusals counted (JSON or text) to stdout, never making the server wait;
  * client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line. */
 
-import type { Refusal } from "./refusal_log.ts";
+import type { RefusalLine } from "./refusal_log.ts";
 
 export type LogFormat = "json" | "text";
 
@@ -28,11 +28,7 @@ export function formatRecord(record: RequestRecord, format: LogFormat): string {
 
 /** `count` refused requests alike as one line (no newline), the first with its request's id. */
 export function formatRefusal(
-  { status, reason, client, count, bytes }: Refusal & {
-    status: number;
-    client: string;
-    count: number;
-  },
+  { status, reason, client, count, bytes }: RefusalLine,
   requestId: string | undefined,
   format: LogFormat,
   time: string = new Date().toISOString(),
@@ -41,9 +37,8 @@ export function formatRefusal(
   if (format === "json") {
     return json({ time, msg: "refused", count, status, reason, client, bytes, requestId: id });
   }
-  return `${time} refused ${count} x ${status} "${text(reason)}" from ${text(client)} ${
-    bytes ?? "-"
-  }B ${text(id)}`;
+  const what = `${count} x ${status} "${text(reason)}" from ${text(client)}`;
+  return `${time} refused ${what} ${bytes ?? "-"}B ${text(id)}`;
 }
 
 /** A line from the server itself (a hint to the operator), in the log's format. */

@@ -4,7 +4,7 @@
  */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
-import { parseIpRange, type TrustProxy } from "../http/client_address.ts";
+import { ipRanges, type TrustProxy } from "../http/client_address.ts";
 
 /** A start-up failure the operator can fix; the message is one line. */
 export class StartupError extends Error {
@@ -77,10 +77,10 @@ const urlPrefix = (raw: string): string => {
 // true/false (one hop, none), how many proxies, or their addresses and ranges (Express's forms).
 const trustProxy = (raw: string): TrustProxy => {
   if (/^(true|false|yes|no|on|off|0|1)$/i.test(raw)) return boolean(raw);
-  if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw), ranges: [] };
-  const range = (each: string) =>
-    parseIpRange(each) ?? expected("true, false, a hop count or addresses like 10.0.0.0/8", each);
-  return { hops: 0, ranges: list(range)(raw) };
+  if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw) };
+  const ranges = ipRanges(list((each) => each)(raw));
+  if (typeof ranges !== "string") return { hops: 0, ranges };
+  return expected("true, false, a hop count or addresses like 10.0.0.0/8", ranges);
 };
 // As Host carries it: lower case, an IPv6 address in brackets.
 const hostName = (raw: string) => host(raw).toLowerCase().replace(/^.*:.*$/, "[$&]");
