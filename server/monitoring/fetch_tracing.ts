@@ -43,12 +43,15 @@ function carriesTrace(url: string): boolean {
 // redirects here instead, each hop a fetch of its own, checked against the targets again.
 function followingRedirects(instrumented: typeof fetch): typeof fetch {
   return async (input, init) => {
-    const first = new Request(input, init);
-    if (first.redirect !== "follow" || !getActiveSpan() || !carriesTrace(first.url)) {
-      return instrumented(first);
+    // Read without building a Request, which would take a Request's body (and drop `client`).
+    let url = input instanceof Request ? input.url : String(input);
+    const mode = init?.redirect ?? (input instanceof Request ? input.redirect : "follow");
+    if (mode !== "follow" || !getActiveSpan() || !carriesTrace(url)) {
+      return instrumented(input, init);
     }
+    const first = new Request(input, init);
     const body = first.body && await first.arrayBuffer();
-    let [url, method, headers] = [first.url, first.method, new Headers(first.headers)];
+    let [method, headers] = [first.method, new Headers(first.headers)];
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const again = { method, headers, body: method === first.method ? body : null };
       const res = await instrumented(url, { ...again, redirect: "manual", signal: first.signal });
