@@ -1,5 +1,5 @@
-/** Refusals logged as counts, like nginx's `limit_req_log_level`: a client refused 20,000 times a
- * second costs two lines an interval, not 20,000. The clock is a parameter. */
+/** Refusals logged as counts (nginx's `limit_req_log_level` only lowers their level): a client
+ * refused 20,000 times a second costs two lines an interval, not 20,000. The clock is a parameter. */
 import { formatRefusal, type LogFormat } from "./request_log.ts";
 
 /** Clients, statuses and reasons told apart per interval (about 100 lines); the rest are summed
