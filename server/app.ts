@@ -17,8 +17,9 @@ import { cspReports } from "./page/csp.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
-import { formatTunnelRecord, stdoutLog } from "./http/request_log.ts";
+import { stdoutLog } from "./http/request_log.ts";
 import { caught, type Report, type Route, route, serveRoutes } from "./http/serve_routes.ts";
+import type { ServeOptions } from "./http/serve_routes.ts";
 import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_files.ts";
 
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
@@ -30,6 +31,8 @@ export interface AppDeps extends PageDeps {
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
   readonly logLine?: LogLine;
+  /** Where refusals are counted (tests pass a clock); by default into `logLine`. */
+  readonly refusals?: ServeOptions["refusals"];
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
   readonly apiRoutes?: ApiRoutes;
 }
@@ -61,8 +64,7 @@ export function createApp(deps: AppDeps): Handler {
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
-  const tunnel = configuredTunnel(config, logLine, { fetch: deps.fetch, bodies });
-  add(config.tunnelPath, route({ POST: tunnel }));
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, { fetch: deps.fetch, bodies }) }));
   const csp = cspReports(config, deps.release);
   // Straight to the ingest for now; the delivery queue will take it.
   const forward: Forward = (url, body, headers) =>
@@ -115,11 +117,13 @@ export function createApp(deps: AppDeps): Handler {
     hsts: config.hsts,
     trustProxy: config.trustProxy,
     httpsListener: onDenoDeploy(),
+    refusals: deps.refusals,
+    allowedHosts: config.allowedHosts,
   });
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, log: LogLine, deps: Partial<TunnelOptions> = {}) {
+export function configuredTunnel(config: Config, deps: Partial<TunnelOptions> = {}) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
@@ -128,7 +132,7 @@ export function configuredTunnel(config: Config, log: LogLine, deps: Partial<Tun
     rateLimit: config.tunnelRateLimit,
     fetch: deps.fetch,
     bodies: deps.bodies ?? createBodyBudget(config.bodies),
-    log: (record, requestId) => log(formatTunnelRecord(record, requestId, config.logFormat)),
+    log: () => {}, // the request's context carries each refusal to serveRoutes' count
   });
 }
 

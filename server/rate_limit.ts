@@ -1,5 +1,6 @@
 /** A token bucket per key (a client address, or one for the server's trace budget), in a table of
  * bounded size; the caller passes the clock. */
+import { ipBytes, parseIp } from "./http/client_address.ts";
 
 /** Go ahead, or wait this many whole seconds. */
 export type RateDecision =
@@ -9,8 +10,12 @@ export type RateDecision =
 /** The default table size: about 1 MB of state, however many addresses a flood comes from. */
 export const MAX_RATE_LIMIT_CLIENTS = 10_000;
 
-/** `limit` envelopes per client per window (also the burst); a full table forgets the least
- * recently seen client, so a flood from many addresses only resets budgets, never refuses all. */
+/** Entries weighed to make room in a full table: a few, so each take does bounded work. */
+const EVICTION_SAMPLE = 4;
+
+/** `limit` envelopes per client per window (also the burst). A full table forgets, of the few
+ * least recently seen clients, the one with the most tokens left, and moves the others to the
+ * back: a flood of new addresses only resets light budgets, never a client being limited. */
 export function createRateLimiter(
   { limit, windowMs = 60_000, maxClients = MAX_RATE_LIMIT_CLIENTS }: {
     readonly limit: number;
@@ -20,17 +25,30 @@ export function createRateLimiter(
 ) {
   const perMs = limit / windowMs;
   const buckets = new Map<string, { tokens: number; atMs: number }>();
+  // A clock that steps back must not mint tokens or push the refill into the future.
+  const refill = (bucket: { tokens: number; atMs: number }, nowMs: number) => {
+    bucket.tokens = Math.min(limit, bucket.tokens + Math.max(0, nowMs - bucket.atMs) * perMs);
+    bucket.atMs = Math.max(bucket.atMs, nowMs);
+    return bucket.tokens;
+  };
+  let weighed = 0;
+  const evict = (nowMs: number) => {
+    const oldest = buckets.entries().take(EVICTION_SAMPLE).toArray();
+    weighed += oldest.length;
+    const [lightest] = oldest.reduce((a, b) => refill(b[1], nowMs) > refill(a[1], nowMs) ? b : a);
+    for (const [key, bucket] of oldest) {
+      buckets.delete(key);
+      if (key !== lightest) buckets.set(key, bucket);
+    }
+  };
   return {
     /** Spend one envelope of `key`'s budget at `nowMs` (any monotonic clock). */
     take(key: string, nowMs: number): RateDecision {
       const bucket = buckets.get(key) ?? { tokens: limit, atMs: nowMs };
       buckets.delete(key);
-      if (buckets.size >= Math.max(1, maxClients)) buckets.delete(buckets.keys().next().value!);
+      if (buckets.size >= Math.max(1, maxClients)) evict(nowMs);
       buckets.set(key, bucket);
-      // A clock that steps back must not mint tokens or push the refill into the future.
-      bucket.tokens = Math.min(limit, bucket.tokens + Math.max(0, nowMs - bucket.atMs) * perMs);
-      bucket.atMs = Math.max(bucket.atMs, nowMs);
-      if (bucket.tokens >= 1) {
+      if (refill(bucket, nowMs) >= 1) {
         bucket.tokens -= 1;
         return { allowed: true };
       }
@@ -40,28 +58,19 @@ export function createRateLimiter(
     get size() {
       return buckets.size;
     },
+    /** Table entries weighed to make room so far: the work a flood costs, for the tests. */
+    get weighed() {
+      return weighed;
+    },
   };
 }
 
 /** The rate-limit key: IPv6 by its /64 (one host often holds a whole /64 to rotate through),
  * an IPv4-mapped IPv6 as its IPv4, anything else as is. */
 export function clientKey(address: string): string {
-  if (!address.includes(":")) return address;
-  let host: string;
-  try {
-    // The URL parser validates and canonicalises IPv6 (lower case, a dotted tail in hex).
-    const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
-    host = new URL(`http://[${bare}]`).hostname.slice(1, -1);
-  } catch {
-    return address;
-  }
-  const [head, tail] = host.split("::").map((part) => part ? part.split(":") : []);
-  const groups = tail === undefined
-    ? head
-    : [...head, ...Array(8 - head.length - tail.length).fill("0"), ...tail];
-  if (groups.slice(0, 5).every((g) => g === "0") && groups[5] === "ffff") {
-    const [high, low] = groups.slice(6).map((g) => parseInt(g, 16));
-    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
-  }
-  return `${groups.slice(0, 4).join(":")}::/64`;
+  const ip = parseIp(address.replace(/^\[|\]$/g, "").replace(/%.*$/, ""));
+  if (ip === null || !ip.includes(":")) return ip ?? address;
+  const bytes = ipBytes(ip);
+  const groups = [0, 2, 4, 6].map((i) => ((bytes[i] << 8) | bytes[i + 1]).toString(16));
+  return `${groups.join(":")}::/64`;
 }

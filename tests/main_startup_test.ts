@@ -20,7 +20,10 @@ Deno.test("an invalid setting stops start-up with one line and a non-zero exit",
     const [env, line] of [
       [{ PORT: "abc" }, 'error: PORT: expected an integer from 0 to 65535, got "abc"'],
       [{ SENTRY_DSN: "nope" }, "error: SENTRY_DSN: expected a Sentry DSN"],
-      [{ TRUST_PROXY: "perhaps" }, 'error: TRUST_PROXY: expected true or false, got "perhaps"'],
+      [
+        { TRUST_PROXY: "perhaps" },
+        "error: TRUST_PROXY: expected true, false, a hop count or addresses",
+      ],
     ] as const
   ) {
     const { code, output } = await runServerToExit(env);

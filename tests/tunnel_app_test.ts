@@ -1,6 +1,6 @@
 /**
- * The tunnel inside the app: bugs become a reported 500, refusals land in the request log with
- * the request's id, and the per-client limit answers 429 over a real socket.
+ * The tunnel inside the app: bugs become a reported 500, refusals are counted in the log (the
+ * first with the request's id), and the per-client limit answers 429 over a real socket.
  */
 import assert from "node:assert/strict";
 import { createApp } from "../server/app.ts";
@@ -87,8 +87,9 @@ Deno.test("tunnel refusals go to the request log with the request's id", async (
   });
   assert.equal(response.status, 400);
   await response.body?.cancel();
-  const tunnelLines = app.lines.map((line) => JSON.parse(line)).filter((r) => r.msg === "tunnel");
-  assert.equal(tunnelLines.length, 1);
+  const tunnelLines = app.lines.map((line) => JSON.parse(line)).filter((r) => r.msg === "refused");
+  assert.equal(app.lines.length, 1, "counted as a refusal, not logged as answered too");
+  assert.equal(tunnelLines[0].client, "127.0.0.1");
   assert.equal(tunnelLines[0].requestId, "req-42");
   assert.equal(tunnelLines[0].status, 400);
   assert.match(tunnelLines[0].reason, /not JSON/);

@@ -1,6 +1,7 @@
 /** API routes (routes.ts): their context (request id, address, bounded JSON body), JSON errors. */
 import { answerOrElse, answerText } from "../http/error_pages.ts";
-import { clientAddress, type ContextHandler } from "../http/request_context.ts";
+import type { ContextHandler } from "../http/request_context.ts";
+import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import { clientKey } from "../rate_limit.ts";
 import { ApiError, createJsonReader, type JsonBodyOptions } from "./json_body.ts";
 
@@ -15,7 +16,7 @@ export type ApiMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
 /** What an API handler gets besides the request. */
 export interface ApiContext {
   readonly requestId: string;
-  /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
+  /** The client's address: the socket's, or with TRUST_PROXY from X-Forwarded-For. */
   readonly clientAddress: string;
   /** The body as JSON, within limits; a client's mistake is answered, never a 500: 415 unless
    * declared `application/json` (or `…+json`), 413 over the size limit, 400 empty, malformed or
@@ -31,8 +32,8 @@ export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMetho
 
 /** What the API's context needs from the server's configuration. */
 export interface ApiOptions extends JsonBodyOptions {
-  /** Take the client address from X-Forwarded-For (its last entry, the proxy's). */
-  readonly trustProxy: boolean;
+  /** The proxies whose X-Forwarded-For entries name the client (client_address.ts). */
+  readonly trustProxy: TrustProxy;
 }
 
 /** Check the API routes and list them as `[path, handlers by method]`, GET also answering HEAD;

@@ -9,6 +9,8 @@ import { DEV_PATHS, SERVER_BUNDLE } from "../constants.ts";
 import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
 import { errorResponse, type Failure, locate } from "./error_page.ts";
 import { liveReload } from "./live_reload.ts";
+import { plainError } from "../http/error_pages.ts";
+import { requestHost } from "../http/request_target.ts";
 
 const ROOT = new URL("../../", import.meta.url).href;
 
@@ -26,11 +28,17 @@ export function startDevTools(config: Config): DevTools {
   const failedPages = new Map<string, Failure>();
   return {
     transport: inbox && inboxTransport(inbox),
-    tunnelFetch: (upstream) => inbox ? inboxFetch(inbox, upstream) : upstream,
+    tunnelFetch: (upstream) =>
+      inbox ? inboxFetch(inbox, upstream, config.tunnelMaxBodyBytes) : upstream,
     renderPages: config.devMode ? () => renderDevPages(failedPages) : undefined,
     // In front of the app, so neither traced (the inbox would fill itself) nor request-logged
     // (the reload stream stays open for hours).
     wrap: (app) => (req, info) => {
+      // Dev pages show stack traces and monitoring data: not to a site that rebinds its name here.
+      const host = requestHost(req.url);
+      if (!isLoopbackHost(host) && !config.allowedHosts?.includes(host)) {
+        return plainError(421, "the dev server answers for localhost only (or ALLOWED_HOSTS)");
+      }
       const path = new URL(req.url).pathname;
       if (inbox && path === DEV_PATHS.inbox) return inboxPage(inbox);
       const failure = failedPages.get(path);

@@ -12,6 +12,9 @@ import { DEV_INBOX_DSN } from "../constants.ts";
 import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
 import { contentEncoding } from "../tunnel/policy.ts";
+import { Buffer } from "node:buffer";
+import { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
 /** One thing an SDK reported, as the inbox page lists it. */
 export interface InboxEntry {
@@ -37,7 +40,10 @@ export class DevInbox {
         continue;
       }
       for (const entry of toEntries(String(type), payload as Item, source)) {
-        this.entries.push(entry);
+        // Cut: the page lists 200 entries, and a message can be megabytes.
+        const { title, stack } = entry;
+        const cut = stack === undefined ? {} : { stack: stack.slice(0, 10_000) };
+        this.entries.push({ ...entry, title: title.slice(0, 1000), ...cut });
         if (this.entries.length > this.limit) this.entries.shift();
       }
     }
@@ -98,8 +104,9 @@ function toEntries(type: string, item: Item, source: InboxEntry["source"]): Inbo
   return [];
 }
 
-/** The tunnel's upstream fetch: envelopes for the inbox's DSN land here, others go upstream. */
-export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetch {
+/** The tunnel's upstream fetch: envelopes for the inbox's DSN land here (up to `max` bytes
+ * decoded, as the tunnel caps them on the wire), others go upstream. */
+export function inboxFetch(inbox: DevInbox, upstream: typeof fetch, max: number): typeof fetch {
   const inboxHost = new URL(DEV_INBOX_DSN).host;
   return async (input, init) => {
     // Compared before building a Request: that would take over a body meant for upstream.
@@ -107,18 +114,27 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch): typeof fetc
       return upstream(input, init);
     }
     const request = new Request(input, init);
-    // What the tunnel accepts, by the names DecompressionStream knows them.
+    // What the tunnel accepts, decoded by node:zlib in steps of 16 KiB (DecompressionStream
+    // decodes a chunk whole) and counted, so a small bomb stops at the cap, not at its full size.
     const encoding = contentEncoding(request.headers.get("content-encoding"));
-    const format = encoding === "br" ? "brotli" : encoding === "unsupported" ? null : encoding;
-    const body = format ? request.body!.pipeThrough(new DecompressionStream(format)) : request.body;
+    const wire = Readable.from(request.body ?? []);
+    const body = encoding && encoding !== "unsupported" ? wire.pipe(DECODERS[encoding]()) : wire;
+    const chunks: Buffer[] = [];
+    let size = 0;
     try {
-      inbox.add(await new Response(body).bytes(), "browser");
+      for await (const chunk of body) {
+        if ((size += chunk.byteLength) > max) return new Response("too large\n", { status: 413 });
+        chunks.push(chunk);
+      }
+      inbox.add(Buffer.concat(chunks), "browser");
     } catch {
       return new Response("not a Sentry envelope\n", { status: 400 });
     }
     return Response.json({ id: crypto.randomUUID().replaceAll("-", "") });
   };
 }
+
+const DECODERS = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
 /** The server SDK's transport: no network, straight into the inbox. */
 export function inboxTransport(inbox: DevInbox) {

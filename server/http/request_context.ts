@@ -1,6 +1,8 @@
 /** One request's context (id, path, HSTS due) and its answer with the common headers, all passed
  * at once to {@link RequestContext.send}: Deno.serve converts headers again on each change. */
 
+import type { Refusal } from "./refusal_log.ts";
+
 /** When to send Strict-Transport-Security. */
 export type HstsMode = "auto" | "on" | "off";
 
@@ -39,6 +41,8 @@ export class RequestContext {
   readonly #common: Record<string, string>;
   #built: Response | undefined;
   #bytes: number | null = null;
+  /** Why the request was refused, if it was, by what refused it: counted, not logged alone. */
+  refused: Refusal | undefined;
 
   /** `path`: the one the app routed on (request_target.ts), for tracing and the log; `https`: the
    * request came over HTTPS ({@link isHttps}). */
@@ -116,24 +120,4 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdFor(req: Request): string {
   const incoming = req.headers.get("x-request-id");
   return incoming !== null && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-}
-
-// Only an address-shaped value is taken: it reaches loaders, logs, and Sentry's geo-IP and rate
-// limits through the tunnel.
-const IP_ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
-
-/** The socket peer, or behind a trusted proxy the last X-Forwarded-For entry (the proxy's own):
- * earlier ones are the client's to write, to pick an address per request and dodge rate limits.
- * "" when the socket has no address (a Unix socket). */
-export function clientAddress(
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  trustProxy: boolean,
-): string {
-  if (trustProxy) {
-    const forwarded = req.headers.get("x-forwarded-for");
-    const last = forwarded?.slice(forwarded.lastIndexOf(",") + 1).trim();
-    if (last !== undefined && IP_ADDRESS.test(last)) return last;
-  }
-  return (info.remoteAddr as Partial<Deno.NetAddr>).hostname ?? "";
 }

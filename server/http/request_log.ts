@@ -1,5 +1,7 @@
-/** A line per request and tunnel refusal (JSON or text) to stdout, never making the server wait;
+/** A line per request, refusals counted (JSON or text) to stdout, never making the server wait;
  * client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line. */
+
+import type { RefusalLine } from "./refusal_log.ts";
 
 export type LogFormat = "json" | "text";
 
@@ -24,16 +26,19 @@ export function formatRecord(record: RequestRecord, format: LogFormat): string {
   return `${time} ${text(method)} "${text(path)}" ${status} ${durationMs}ms ${bytes ?? "-"}B ${id}`;
 }
 
-/** One envelope the tunnel did not deliver as one line (no newline), under the request's id. */
-export function formatTunnelRecord(
-  { reason, status, bytes }: { reason: string; status: number; bytes: number },
+/** `count` refused requests alike as one line (no newline), the first with its request's id. */
+export function formatRefusal(
+  { status, reason, client, count, bytes }: RefusalLine,
   requestId: string | undefined,
   format: LogFormat,
   time: string = new Date().toISOString(),
 ): string {
   const id = requestId ?? "-";
-  if (format === "json") return json({ time, msg: "tunnel", reason, status, bytes, requestId: id });
-  return `${time} tunnel ${status} ${bytes}B ${text(id)} "${text(reason)}"`;
+  if (format === "json") {
+    return json({ time, msg: "refused", count, status, reason, client, bytes, requestId: id });
+  }
+  const what = `${count} x ${status} "${text(reason)}" from ${text(client)}`;
+  return `${time} refused ${what} ${bytes ?? "-"}B ${text(id)}`;
 }
 
 /** A line from the server itself (a hint to the operator), in the log's format. */

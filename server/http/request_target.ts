@@ -59,6 +59,12 @@ export function parseRequestTarget(url: string, host: string | null): RequestTar
   return { path: match[2] || "/" };
 }
 
+/** The host a request was sent to as `req.url` has it (from Host, or an absolute target): lower
+ * case, an IPv6 address in brackets, no port, no final dot (`example.com.` is `example.com`). */
+export function requestHost(url: string): string {
+  return (ABSOLUTE.exec(url)?.[1] ?? "").replace(/\.?(:\d*)?$/, "").toLowerCase();
+}
+
 /** Whether a parse result is a refusal. */
 export function isBadTarget(target: RequestTarget): target is Required<RequestTarget> {
   return target.reason !== undefined;

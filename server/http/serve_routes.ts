@@ -1,11 +1,14 @@
 /** Every request's path: limits, target, route by exact path and method, a throw answered 500,
  * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise. */
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
-import { clientAddress, hstsDue, isHttps } from "./request_context.ts";
+import { hstsDue, isHttps } from "./request_context.ts";
+import { clientAddress, fromTrustedProxy, type TrustProxy } from "./client_address.ts";
 import { RequestContext, requestIdFor } from "./request_context.ts";
 import { answerOrElse, internalError, methodNotAllowed, plainError } from "./error_pages.ts";
 import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
+import { requestHost } from "./request_target.ts";
 import { formatNotice, formatRecord, type LogFormat } from "./request_log.ts";
+import { createRefusalLog } from "./refusal_log.ts";
 
 /** The methods one path answers, its Allow list, and its 405 answer (HTML, or JSON for APIs). */
 export interface Route {
@@ -34,23 +37,40 @@ export interface ServeOptions {
   readonly logLine: (line: string) => void;
   readonly logFormat: LogFormat;
   readonly hsts: HstsMode;
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustProxy;
   /** Every request arrives over TLS (a TLS listener, Deno Deploy). */
   readonly httpsListener: boolean;
+  /** The hosts answered (ALLOWED_HOSTS), others 421 but on /healthz; all if absent. */
+  readonly allowedHosts?: readonly string[];
+  /** Where refusals are counted; by default into `logLine`, every 10 s. */
+  readonly refusals?: ReturnType<typeof createRefusalLog>;
 }
+
+type Info = Deno.ServeHandlerInfo;
+// Answers that refuse the request (4xx but a page not found, 503 too busy): counted, not lines.
+const isRefusal = (status: number) =>
+  (status >= 400 && status < 500 && status !== 404) || status === 503;
 
 /** The server's handler over its routes. */
 export function serveRoutes(options: ServeOptions): Handler {
-  const { routes, fallback, report, logLine, logFormat, hsts } = options;
-  const answered = (req: Request, res: Response, ctx: RequestContext, started: number) => {
+  const { routes, fallback, report, logLine, logFormat, hsts, trustProxy } = options;
+  const refusals = options.refusals ?? createRefusalLog(logLine, logFormat);
+  const answered = (req: Request, info: Info, res: Response, ctx: RequestContext, t0: number) => {
     res = ctx.complete(res);
+    refusals.flushDue();
+    const refused = ctx.refused ??
+      (isRefusal(res.status) && { reason: `${req.method} ${ctx.path}` });
+    if (refused) {
+      refusals.refused(clientAddress(req, info, trustProxy), res.status, refused, ctx.requestId);
+      return res;
+    }
     logLine(formatRecord({
       time: new Date().toISOString(),
       method: req.method,
       // The path only: a query string can carry tokens and personal data.
       path: ctx.path,
       status: res.status,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      durationMs: Math.round((performance.now() - t0) * 100) / 100,
       bytes: ctx.bytes,
       requestId: ctx.requestId,
     }, logFormat));
@@ -63,19 +83,26 @@ export function serveRoutes(options: ServeOptions): Handler {
     const handler = route.methods.get(req.method);
     return handler ? caught(handler, report)(req, info, ctx) : route.refuse(route.allow);
   };
+  // Load balancers check health by IP address: /healthz answers any host, and tells nothing.
+  const misdirected = (url: string, path: string) =>
+    options.allowedHosts && path !== "/healthz" && !options.allowedHosts.includes(requestHost(url))
+      ? plainError(421, "this server does not answer for that host (see ALLOWED_HOSTS)")
+      : null;
   const notice = (message: string) => logLine(formatNotice(message, logFormat));
-  const proxyHint = unheededProxyHint(options.trustProxy, notice);
+  const proxyHint = unheededProxyHint(trustProxy, notice);
   return (req, info) => {
     const started = performance.now();
     proxyHint(req, info);
-    const https = isHttps(req, options);
+    const https = isHttps(req, { ...options, trustProxy: fromTrustedProxy(info, trustProxy) });
     const target = parseRequestTarget(req.url, req.headers.get("host"));
     const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path, https);
     const res = checkRequestLimits(req) ??
-      (isBadTarget(target) ? plainError(400, target.reason) : dispatch(req, info, ctx));
+      (isBadTarget(target)
+        ? plainError(400, target.reason)
+        : misdirected(req.url, target.path) ?? dispatch(req, info, ctx));
     return res instanceof Promise
-      ? res.then((res) => answered(req, res, ctx, started))
-      : answered(req, res, ctx, started);
+      ? res.then((res) => answered(req, info, res, ctx, started))
+      : answered(req, info, res, ctx, started);
   };
 }
 
@@ -93,8 +120,8 @@ export function caught(
 }
 
 // Behind a proxy without TRUST_PROXY all clients share its address (and rate limit): said once.
-function unheededProxyHint(trustProxy: boolean, notice: (message: string) => void) {
-  let said = trustProxy;
+function unheededProxyHint(trustProxy: TrustProxy, notice: (message: string) => void) {
+  let said = trustProxy !== false;
   return (req: Request, info: Deno.ServeHandlerInfo) => {
     if (said || !req.headers.has("x-forwarded-for")) return;
     const address = clientAddress(req, info, false);

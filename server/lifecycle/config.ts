@@ -5,6 +5,7 @@
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
 import { BODY_DEFAULTS } from "../http/body_budget.ts";
+import { ipRanges, type TrustProxy } from "../http/client_address.ts";
 
 /** A start-up failure the operator can fix; the message is one line. */
 export class StartupError extends Error {
@@ -84,6 +85,16 @@ export const url = (raw: string): string =>
   /^https?:$/.test(URL.parse(raw)?.protocol ?? "") ? raw : expected("an http(s) URL", raw);
 /** Any text. */
 export const text = (raw: string): string => raw;
+// true/false (one hop, none), how many proxies, or their addresses and ranges (Express's forms).
+const trustProxy = (raw: string): TrustProxy => {
+  if (/^(true|false|yes|no|on|off|0|1)$/i.test(raw)) return boolean(raw);
+  if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw) };
+  const ranges = ipRanges(list((each) => each)(raw));
+  if (typeof ranges !== "string") return { hops: 0, ranges };
+  return expected("true, false, a hop count or addresses like 10.0.0.0/8", ranges);
+};
+// As Host carries it: lower case, an IPv6 address in brackets.
+const hostName = (raw: string) => host(raw).toLowerCase().replace(/^.*:.*$/, "[$&]");
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
@@ -98,6 +109,7 @@ const dsn = (raw: string): Dsn => {
 const VARIABLES = {
   PORT: integer(0, 65535),
   HOST: host,
+  ALLOWED_HOSTS: list(hostName),
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
   SENTRY_ENVIRONMENT: (raw: string) => raw,
   SENTRY_RELEASE: (raw: string) => raw,
@@ -117,7 +129,7 @@ const VARIABLES = {
   BODY_READ_TIMEOUT_MS: integer(1, 600_000),
   BODY_MIN_RATE: integer(1, Number.MAX_SAFE_INTEGER),
   BODY_MEMORY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
-  TRUST_PROXY: boolean,
+  TRUST_PROXY: trustProxy,
   SERVE_SOURCE_MAPS: boolean,
   DEBUG_ERROR_ROUTE: boolean,
   LOG_FORMAT: oneOf("json", "text"),
@@ -155,12 +167,17 @@ export function loadConfig(env: Env) {
       "DEV_INBOX: expected false when SENTRY_DSN is set (the inbox replaces it)",
     );
   }
+  const [allowedHosts, port] = [read("ALLOWED_HOSTS"), read("PORT") ?? 8000];
+  const ownOrigins = (allowedHosts ?? (port ? LOOPBACK.map((h) => `${h}:${port}`) : []))
+    .flatMap((host) => [`http://${host}/`, `https://${host}/`]);
   // The app's own DSN (browser and server SDKs); the inbox's answers only on this server.
   const sentryDsn: string | undefined = devInbox ? DEV_INBOX_DSN : ownDsn;
   const tunnelRateLimit = read("TUNNEL_RATE_LIMIT") ?? 600;
   return {
-    port: read("PORT") ?? 8000,
+    port,
     host: read("HOST") ?? "0.0.0.0",
+    /** The hosts requests may name (others get 421, but /healthz); unset, any. */
+    allowedHosts,
     sentryDsn,
     sentryEnvironment: read("SENTRY_ENVIRONMENT") ?? (devMode ? "development" : "production"),
     /** An explicit release; when absent the build id is used. */
@@ -172,8 +189,9 @@ export function loadConfig(env: Env) {
     replaysOnErrorSampleRate: read("SENTRY_REPLAYS_ON_ERROR_SAMPLE_RATE") ?? 0,
     profilesSampleRate: read("SENTRY_PROFILES_SAMPLE_RATE") ?? 0,
     feedback: read("SENTRY_FEEDBACK") ?? false,
-    /** URL prefixes the server's outgoing requests carry trace headers to (and its own origin). */
-    tracePropagationTargets: read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [],
+    /** URL prefixes the server's outgoing requests carry trace headers to, with its own origins:
+     * ALLOWED_HOSTS, else this machine at PORT (none if the system picks it), never from Host. */
+    tracePropagationTargets: [...read("SENTRY_TRACE_PROPAGATION_TARGETS") ?? [], ...ownOrigins],
     /** DSNs the tunnel forwards for: the app's own first, then TUNNEL_ALLOWED_DSNS. */
     tunnelAllowedDsns: [
       ...sentryDsn === undefined ? [] : [parseDsn(sentryDsn)!],
@@ -198,8 +216,8 @@ export function loadConfig(env: Env) {
     publicVariables: Object.fromEntries(
       Object.entries(env).filter(([name, value]) => PUBLIC_NAME.test(name) && value !== undefined),
     ) as Readonly<Record<string, string>>,
-    /** Whether X-Forwarded-For / X-Forwarded-Proto may be believed (behind a proxy). */
-    trustProxy: read("TRUST_PROXY") ?? false,
+    /** Which proxies' X-Forwarded-For / X-Forwarded-Proto are believed (client_address.ts). */
+    trustProxy: read("TRUST_PROXY") ?? false as TrustProxy,
     serveSourceMaps: read("SERVE_SOURCE_MAPS") ?? false,
     /** Expose `GET /debug/error`, which throws, to check that server errors reach Sentry. */
     debugErrorRoute: read("DEBUG_ERROR_ROUTE") ?? false,
@@ -224,6 +242,7 @@ export function readVariable<T>(name: string, reader: (raw: string) => T, raw?: 
 }
 
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
+const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";

@@ -1,12 +1,11 @@
 /** Outgoing `fetch` continues the request's trace: an `http.client` span for each fetch made while
- * a request is handled, and trace headers only to the request's own origin and the SDK's
- * `tracePropagationTargets`. @sentry/deno 10.75.2 traces no fetch (getsentry/sentry-javascript#23891,
+ * a request is handled, and trace headers only to the SDK's `tracePropagationTargets` (with the
+ * app's own hosts, from configuration: sentry.ts), redirects included. @sentry/deno 10.75.2 traces no fetch (getsentry/sentry-javascript#23891,
  * fixed by #24121 after it): delete this file when its defaults do (its test fails then). */
 import {
   addFetchInstrumentationHandler,
   getActiveSpan,
   getClient,
-  getIsolationScope,
   instrumentFetchRequest,
   type Span,
   stringMatchesSomePattern,
@@ -29,15 +28,44 @@ export function fetchTracingIntegration() {
         }
         instrumentFetchRequest(data, () => true, carriesTrace, spans, "auto.http.fetch");
       });
+      globalThis.fetch = followingRedirects(globalThis.fetch);
     },
   };
 }
 
-// Trace headers are request metadata: a URL gets them only under the handled request's origin or
-// a target (anchored patterns, sentry.ts), never by a substring match.
+// Trace headers are request metadata: a URL gets them only under a target (anchored patterns,
+// sentry.ts), never by a substring match.
 function carriesTrace(url: string): boolean {
-  const metadata = getIsolationScope().getScopeData().sdkProcessingMetadata;
-  const own = URL.parse((metadata.normalizedRequest as { url?: string } | undefined)?.url ?? "");
-  return (own !== null && url.startsWith(`${own.origin}/`)) ||
-    stringMatchesSomePattern(url, getClient()?.getOptions().tracePropagationTargets ?? []);
+  return stringMatchesSomePattern(url, getClient()?.getOptions().tracePropagationTargets ?? []);
 }
+
+// The fetch standard keeps every header across redirects: a fetch given trace headers follows its
+// redirects here instead, each hop a fetch of its own, checked against the targets again.
+function followingRedirects(instrumented: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    // Read without building a Request, which would take a Request's body (and drop `client`).
+    let url = input instanceof Request ? input.url : String(input);
+    const mode = init?.redirect ?? (input instanceof Request ? input.redirect : "follow");
+    if (mode !== "follow" || !getActiveSpan() || !carriesTrace(url)) {
+      return instrumented(input, init);
+    }
+    const first = new Request(input, init);
+    const body = first.body && await first.arrayBuffer();
+    let [method, headers] = [first.method, new Headers(first.headers)];
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const again = { method, headers, body: method === first.method ? body : null };
+      const res = await instrumented(url, { ...again, redirect: "manual", signal: first.signal });
+      const location = res.headers.get("location");
+      if (!REDIRECT.has(res.status) || location === null) return res;
+      await res.body?.cancel();
+      const next = new URL(location, url);
+      // As the fetch standard: a 303 (or a POST's 301/302) is a GET; credentials stay at the origin.
+      if (res.status === 303 || (res.status < 303 && method === "POST")) method = "GET";
+      if (next.origin !== new URL(url).origin) headers.delete("authorization");
+      url = next.href;
+    }
+    throw new TypeError(`more than ${MAX_REDIRECTS} redirects`);
+  };
+}
+
+const [REDIRECT, MAX_REDIRECTS] = [new Set([301, 302, 303, 307, 308]), 20]; // as fetch's

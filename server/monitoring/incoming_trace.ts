@@ -8,21 +8,25 @@ import {
   MAX_BAGGAGE_STRING_LENGTH,
 } from "@sentry/core";
 
-/** The incoming trace to continue. A client's "sampled" flag and its baggage (`sample_rand`) are
+/** The incoming trace to continue. A malformed header, or all-zero ids (invalid in W3C Trace
+ * Context), start a new trace. A client's "sampled" flag and its baggage (`sample_rand`) are
  * kept only while the budget has a token, else dropped so the server's rate decides. A baggage
- * over Sentry's own limit (8,192) is dropped; else only the sampling context's known keys are
- * kept, each cut to a length Sentry's ingest accepts (release 200 characters, environment 64). */
+ * over Sentry's own limit (8,192) or naming another trace is dropped; else only the sampling
+ * context's known keys are kept, each cut to a length Sentry's ingest accepts (release 200
+ * characters, environment 64). */
 export function incomingTrace(
   sentryTrace: string,
   baggage: string | null,
   takeToken: () => boolean,
 ): { sentryTrace: string; baggage: string | null } {
-  const parent = extractTraceparentData(sentryTrace);
-  if (parent?.traceId === undefined || parent.parentSampled === false || takeToken()) {
-    return { sentryTrace, baggage: boundedBaggage(baggage) };
+  const { traceId, parentSpanId, parentSampled } = extractTraceparentData(sentryTrace) ?? {};
+  if (!traceId || /^0+$/.test(traceId) || /^0+$/.test(parentSpanId ?? "")) {
+    return { sentryTrace: "", baggage: null };
   }
-  const ids = [parent.traceId, parent.parentSpanId].filter(Boolean).join("-");
-  return { sentryTrace: ids, baggage: null };
+  if (parentSampled === false || takeToken()) {
+    return { sentryTrace, baggage: boundedBaggage(baggage, traceId) };
+  }
+  return { sentryTrace: [traceId, parentSpanId].filter(Boolean).join("-"), baggage: null };
 }
 
 /** The longest value kept of each key of the sampling context: what Sentry's ingest (Relay)
@@ -43,7 +47,7 @@ const DSC_MAX_CHARS = new Map([
   ["user_id", 128],
 ]);
 
-function boundedBaggage(baggage: string | null): string | null {
+function boundedBaggage(baggage: string | null, traceId: string): string | null {
   // No Sentry SDK sends more (MAX_BAGGAGE_STRING_LENGTH): a larger one is not a head's context.
   if (baggage === null || baggage.length > MAX_BAGGAGE_STRING_LENGTH) return null;
   const kept: Record<string, string> = {};
@@ -52,6 +56,8 @@ function boundedBaggage(baggage: string | null): string | null {
     // Well-formed: a cut between a surrogate pair would make the SDK's encodeURIComponent throw.
     if (max !== undefined && value) kept[key] = value.slice(0, max).toWellFormed();
   }
+  // A head's context names its own trace: another trace's is not this one's head.
+  if (kept.trace_id !== undefined && kept.trace_id !== traceId) return null;
   return dynamicSamplingContextToSentryBaggageHeader(kept as Partial<DynamicSamplingContext>) ??
     null;
 }

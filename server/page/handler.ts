@@ -7,11 +7,11 @@ import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 import type { ResolvedPage, Routes } from "../../client/page_table.ts";
 import {
   type AnswerBody,
-  clientAddress,
   type ContextHandler,
   FEEDBACK_PERMISSIONS_POLICY,
   type RequestContext,
 } from "../http/request_context.ts";
+import { clientAddress } from "../http/client_address.ts";
 import { DEV_PATHS } from "../constants.ts";
 import { contentSecurityPolicy, createNonce, cspReports } from "./csp.ts";
 import { documentShell } from "./document.ts";
@@ -19,7 +19,7 @@ import { documentShell } from "./document.ts";
 /** What a page's loader gets besides the request. */
 export interface LoaderContext {
   readonly requestId: string;
-  /** The client's address: the socket's, or with TRUST_PROXY the proxy's X-Forwarded-For. */
+  /** The client's address: the socket's, or with TRUST_PROXY from X-Forwarded-For. */
   readonly clientAddress: string;
   /** Answer the app's not-found page (404) instead: `return ctx.notFound();`. */
   notFound(): Response;

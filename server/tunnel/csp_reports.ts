@@ -2,7 +2,7 @@
  * envelopes through the tunnel (past ad blockers); checked, then sent to the security endpoint. */
 import { ApiError, createJsonReader } from "../api/json_body.ts";
 import type { BodyBudget } from "../http/body_budget.ts";
-import { clientAddress } from "../http/request_context.ts";
+import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import type { Bytes } from "../http/request_body.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { rateLimited, upstreamHeaders } from "./policy.ts";
@@ -28,7 +28,7 @@ export type Forward = (
 export function createCspReportHandler(
   options: {
     target: string;
-    trustProxy: boolean;
+    trustProxy: TrustProxy;
     rateLimit: number;
     bodies: BodyBudget;
     forward: Forward;

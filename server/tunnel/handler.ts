@@ -4,7 +4,7 @@
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { parseEnvelopeHeader, readHead } from "./envelope.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
-import { clientAddress } from "../http/request_context.ts";
+import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
   type Bytes,
@@ -37,7 +37,7 @@ export interface TunnelOptions {
   /** Deadline for the ingest's answer once the body is read (the body's pace is the budget's). */
   readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustProxy;
   /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
   readonly rateLimit?: number;
   /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
@@ -62,7 +62,7 @@ export interface TunnelRecord {
 export type TunnelHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo,
-  ctx?: { readonly requestId?: string },
+  ctx?: { readonly requestId?: string; refused?: { reason: string; bytes?: number } },
 ) => Promise<Response>;
 
 /** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length;
@@ -112,8 +112,11 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const log = (status: number, reason: string, bytes: number) =>
+    const log = (status: number, reason: string, bytes: number) => {
+      // The app counts it per client and reason (server/http/refusal_log.ts).
+      if (ctx) ctx.refused = { reason, bytes };
       options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
+    };
     const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
       log(status, reason, bytes);
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });

@@ -69,7 +69,7 @@ export function rateLimited(retryAfterSeconds: number): Rejection {
 }
 
 /** Headers for the ingest: the envelope type, and the client's encoding, address (if known; see
- * `clientAddress` in server/http/request_context.ts) and agent. */
+ * `clientAddress` in server/http/client_address.ts) and agent. */
 export function upstreamHeaders(headers: Headers, clientIp: string) {
   const out: Record<string, string> = { "content-type": "application/x-sentry-envelope" };
   const encoding = headers.get("content-encoding");

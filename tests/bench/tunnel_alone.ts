@@ -12,7 +12,7 @@ import { configuredTunnel } from "../../server/app.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
 
 const config = loadConfig({ TUNNEL_ALLOWED_DSNS: Deno.args[0], TUNNEL_RATE_LIMIT: "0" });
-const tunnel = configuredTunnel(config, () => {});
+const tunnel = configuredTunnel(config);
 
 Deno.serve({
   hostname: "127.0.0.1",

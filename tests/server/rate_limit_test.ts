@@ -25,7 +25,7 @@ Deno.test("rate limit: a clock that steps back mints nothing", () => {
   assert.equal(limiter.take("a", 6000).allowed, true);
 });
 
-Deno.test("rate limit: the table never passes its size and forgets the least recent", () => {
+Deno.test("rate limit: the table never passes its size; a client seen again keeps its budget", () => {
   const limiter = createRateLimiter({ limit: 1, maxClients: 100 });
   assert.equal(limiter.take("busy", 0).allowed, true);
   for (let i = 0; i < 10_000; i++) {
@@ -36,6 +36,21 @@ Deno.test("rate limit: the table never passes its size and forgets the least rec
   }
   // Never refusing everyone: a new client is always let in.
   assert.equal(limiter.take("newcomer", 0).allowed, true);
+});
+
+Deno.test("rate limit: a full table keeps the client being limited through a flood of new addresses, at bounded work", () => {
+  const limiter = createRateLimiter({ limit: 10, maxClients: 100 });
+  for (let i = 0; i < 10; i++) limiter.take("heavy", 0);
+  assert.equal(limiter.take("heavy", 0).allowed, false);
+  // 100,000 new addresses while the limited client stays quiet (it drifts to the front).
+  for (let i = 0; i < 100_000; i++) {
+    assert.equal(limiter.take(`flood-${i}`, 1).allowed, true);
+    assert.ok(limiter.size <= 100);
+  }
+  assert.equal(limiter.take("heavy", 2).allowed, false, "still limited, not forgotten");
+  // At most a few entries weighed per take, however long the flood.
+  assert.ok(limiter.weighed <= 4 * 100_001, `${limiter.weighed} entries weighed`);
+  assert.ok(limiter.weighed >= 100_000 - 100, "a full table weighs before it forgets");
 });
 
 Deno.test("rate limit: property: at most limit + refill per client over any schedule", () => {

@@ -56,7 +56,7 @@ export function startMonitoredApp(
       renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
     },
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: config.port, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
   return {
     url,

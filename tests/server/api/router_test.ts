@@ -201,7 +201,8 @@ Deno.test("ctx.json(): a client that breaks off its upload is a 400, never a 500
       'Content-Length: 100000\r\n\r\n{"a":',
   ));
   conn.close();
-  const line = () => logLines.map((l) => JSON.parse(l)).find((r) => r.path === "/api/echo");
+  // A refusal: counted per client and reason (refusal_log.ts), the first in a line of its own.
+  const line = () => logLines.map((l) => JSON.parse(l)).find((r) => r.reason === "POST /api/echo");
   for (let i = 0; i < 200 && line() === undefined; i++) await new Promise((r) => setTimeout(r, 25));
   assert.equal(line()?.status, 400, JSON.stringify(logLines));
   assert.deepEqual(errors, []);

@@ -10,6 +10,7 @@ import { DEV_INBOX_DSN, STDIN_LIFELINE_FLAG } from "../../../server/constants.ts
 import { DevInbox, inboxFetch, inboxPage } from "../../../server/dev/inbox.ts";
 import { servingArgs } from "../../../server/lifecycle/serve_args.ts";
 import { startServer } from "../../support/server.ts";
+import { rawRequest } from "../../support/raw_http.ts";
 
 // main.ts with the flags `deno task dev` gives it (PORT=0 and HOST=127.0.0.1, as startServer),
 // but no stdin lifeline: no runner holds the other end here.
@@ -127,7 +128,7 @@ Deno.test("inboxFetch answers the inbox's ingest itself (gzip and br too) and pa
     upstreamCalls.push(String(input));
     return Promise.resolve(new Response("upstream"));
   };
-  const tunnelFetch = inboxFetch(inbox, upstream);
+  const tunnelFetch = inboxFetch(inbox, upstream, 1024 * 1024);
 
   const plain = await tunnelFetch(INBOX_INGEST, { method: "POST", body: errorEnvelope("plain") });
   assert.equal(plain.status, 200);
@@ -291,4 +292,78 @@ Deno.test("DevInbox lists replays, feedback, profiles and logs, and skips record
   // An item that is not what its type says is skipped, not a crash.
   inbox.add(bytes(`{}\n${item("log", { items: "x" })}\n${item("profile", {})}\n`), "server");
   assert.deepEqual(inbox.entries.slice(5).map((e) => e.title), ["undefined (0 samples)"]);
+});
+
+/** The server's resident and peak resident memory, in MiB (as tests/hostile_bodies_test.ts). */
+async function memory(pid: number): Promise<{ rss: number; peak: number }> {
+  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(stdout);
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)![1]);
+  return { rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024 };
+}
+
+/** An envelope for the inbox whose 300 MiB of zeros gzip to about 300 KB. */
+async function gzipBomb(): Promise<Uint8Array<ArrayBuffer>> {
+  const zeros = new Uint8Array(1024 * 1024);
+  let left = 300;
+  const source = new ReadableStream<Uint8Array<ArrayBuffer>>({
+    start: (c) =>
+      c.enqueue(new TextEncoder().encode(`{"dsn":"${DEV_INBOX_DSN}"}\n{"type":"event"}\n`)),
+    pull: (c) => left-- > 0 ? c.enqueue(zeros) : c.close(),
+  });
+  return await new Response(source.pipeThrough(new CompressionStream("gzip"))).bytes();
+}
+
+Deno.test("dev server: another Host is refused (DNS rebinding); a gzip bomb is refused while decoding, memory flat", async () => {
+  const bomb = await gzipBomb();
+  assert.ok(bomb.byteLength < 400_000, `${bomb.byteLength} bytes`);
+  const server = await startServer({ DEV_MODE: "true" }, { args: devArgs });
+  try {
+    for (const path of ["/_dev/inbox", "/", "/healthz"]) {
+      const res = await rawRequest(server.url, {
+        method: "GET",
+        target: path,
+        headers: [["Host", `attacker.example:${new URL(server.url).port}`]],
+      });
+      assert.equal(res.status, 421, path);
+      assert.doesNotMatch(res.body, /inbox|<html/i);
+    }
+    for (const host of ["localhost:1", "127.0.0.1", "[::1]:80"]) {
+      const res = await rawRequest(server.url, {
+        method: "GET",
+        target: "/_dev/inbox",
+        headers: [["Host", host]],
+      });
+      assert.equal(res.status, 200, host);
+    }
+    const warm = await fetch(new URL("/monitoring", server.url), {
+      method: "POST",
+      body: errorEnvelope("warm"),
+    });
+    assert.equal(warm.status, 200);
+    await warm.body?.cancel();
+    const before = await memory(server.process.pid);
+    const res = await fetch(new URL("/monitoring", server.url), {
+      method: "POST",
+      body: bomb,
+      headers: { "content-encoding": "gzip" },
+    });
+    assert.equal(res.status, 413);
+    await res.body?.cancel();
+    const after = await memory(server.process.pid);
+    const grew = `RSS ${before.rss.toFixed(1)} -> ${after.rss.toFixed(1)} MiB, peak ${
+      after.peak.toFixed(1)
+    }`;
+    assert.ok(after.peak - before.rss < 50, grew);
+    console.log(grew);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("DevInbox: a message is kept cut, however long", () => {
+  const inbox = new DevInbox();
+  inbox.add(new TextEncoder().encode(errorEnvelope("x".repeat(1024 * 1024))), "browser");
+  assert.ok(inbox.entries[0].title.length <= 1000, `${inbox.entries[0].title.length}`);
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   createLogWriter,
   formatRecord,
-  formatTunnelRecord,
+  formatRefusal,
   type RequestRecord,
 } from "../../../server/http/request_log.ts";
 import { fixtureApp } from "../../fixtures/app.ts";
@@ -68,21 +68,22 @@ Deno.test("C1 controls, bidi controls and U+FEFF are escaped in both formats", (
   const tag = formatRecord({ ...record, path: "/\u{e0001}" }, "json");
   assert.ok(tag.includes("\\udb40\\udc01"), tag);
   assert.equal(JSON.parse(tag).path, "/\u{e0001}");
-  const refusal = { reason: hostile, status: 400, bytes: 9 };
+  const refusal = { reason: hostile, status: 400, client: hostile, count: 1, bytes: 9 };
   for (const format of ["json", "text"] as const) {
-    const line = formatTunnelRecord(refusal, hostile, format, TIME);
-    assert.ok(!RAW.test(line) && line.split(escaped).length === 3, line);
+    const line = formatRefusal(refusal, hostile, format, TIME);
+    assert.ok(!RAW.test(line) && line.split(escaped).length === 4, line);
   }
 });
 
-Deno.test("formatTunnelRecord: one JSON or text line; the reason cannot break the line", () => {
-  const refusal = { msg: "tunnel", reason: "bad\nline", status: 400, bytes: 9 } as const;
+Deno.test("formatRefusal: one JSON or text line; the reason cannot break the line", () => {
+  const refusal = { reason: "bad\nline", status: 400, client: "1.2.3.4", count: 3, bytes: 9 };
   assert.equal(
-    formatTunnelRecord(refusal, "r-1", "json", TIME),
-    `{"time":"${TIME}","msg":"tunnel","reason":"bad\\nline","status":400,"bytes":9,"requestId":"r-1"}`,
+    formatRefusal(refusal, "r-1", "json", TIME),
+    `{"time":"${TIME}","msg":"refused","count":3,"status":400,"reason":"bad\\nline",` +
+      `"client":"1.2.3.4","bytes":9,"requestId":"r-1"}`,
   );
-  const text = formatTunnelRecord(refusal, undefined, "text", TIME);
-  assert.equal(text, `${TIME} tunnel 400 9B - "bad\\nline"`);
+  const text = formatRefusal(refusal, undefined, "text", TIME);
+  assert.equal(text, `${TIME} refused 3 x 400 "bad\\nline" from 1.2.3.4 9B -`);
 });
 
 // An output that takes a write only when told to: a stdout that has stopped keeping up.

@@ -7,6 +7,7 @@ import {
   MAX_HEADER_BYTES,
   MAX_URL_BYTES,
   parseRequestTarget,
+  requestHost,
 } from "../../../server/http/request_target.ts";
 
 // The inputs are req.url and the Host header exactly as Deno 2.9.6 builds them from a raw
@@ -132,4 +133,16 @@ Deno.test("checkRequestLimits: 431 for large headers", async () => {
   const res = checkRequestLimits(new Request("http://x/", { headers }));
   assert.equal(res?.status, 431);
   await res!.body?.cancel();
+});
+
+Deno.test("requestHost: lower case, no port, no final dot; IPv6 in brackets", () => {
+  const cases = [
+    ["http://Example.COM:8000/a?b", "example.com"],
+    ["http://example.com./", "example.com"],
+    ["http://[::1]:80/", "[::1]"],
+    ["http://[::1]/", "[::1]"],
+    ["http://127.0.0.1/", "127.0.0.1"],
+    ["https://a.example", "a.example"],
+  ];
+  for (const [url, host] of cases) assert.equal(requestHost(url), host, url);
 });

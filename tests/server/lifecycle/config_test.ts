@@ -99,7 +99,10 @@ for (
     [{ BODY_READ_TIMEOUT_MS: "0" }, /^BODY_READ_TIMEOUT_MS: expected an integer from 1/],
     [{ BODY_MIN_RATE: "8k" }, /^BODY_MIN_RATE: expected an integer from 1/],
     [{ BODY_MEMORY_BYTES: "64MiB" }, /^BODY_MEMORY_BYTES: expected an integer from 1/],
-    [{ TRUST_PROXY: "maybe" }, /^TRUST_PROXY: expected true or false, got "maybe"$/],
+    [
+      { TRUST_PROXY: "maybe" },
+      /^TRUST_PROXY: expected true, false, a hop count or addresses like 10.0.0.0\/8, got "maybe"$/,
+    ],
     [{ SERVE_SOURCE_MAPS: "2" }, /^SERVE_SOURCE_MAPS: expected true or false/],
   ] as const
 ) {
@@ -181,10 +184,12 @@ Deno.test("loadConfig: PUBLIC_* variables only reach publicVariables; API_MAX_BO
 });
 
 Deno.test("SENTRY_TRACE_PROPAGATION_TARGETS: http(s) URL prefixes; SENTRY_ENABLE_LOGS", () => {
-  const unset = loadConfig({});
+  // PORT=0: the system picks the port, so the app has no own origin to add (see ALLOWED_HOSTS).
+  const unset = loadConfig({ PORT: "0" });
   assert.deepEqual(unset.tracePropagationTargets, []);
   assert.equal(unset.enableLogs, false);
   const config = loadConfig({
+    PORT: "0",
     SENTRY_TRACE_PROPAGATION_TARGETS: " https://API.example.com , http://10.0.0.5:8080/v1/,",
     SENTRY_ENABLE_LOGS: "yes",
   });
@@ -295,4 +300,31 @@ Deno.test("defineSettings: typed values read once; a bad one is kept for start-u
   } finally {
     for (const name of names) Deno.env.delete(name);
   }
+});
+
+Deno.test("ALLOWED_HOSTS: the app's hosts as Host names them; its own origins, else this machine at PORT", () => {
+  const set = loadConfig({
+    ALLOWED_HOSTS: "Example.com, ::1",
+    SENTRY_TRACE_PROPAGATION_TARGETS: "https://api.example/",
+  });
+  assert.deepEqual(set.allowedHosts, ["example.com", "[::1]"]);
+  assert.deepEqual(set.tracePropagationTargets, [
+    "https://api.example/",
+    "http://example.com/",
+    "https://example.com/",
+    "http://[::1]/",
+    "https://[::1]/",
+  ]);
+  const unset = loadConfig({});
+  assert.equal(unset.allowedHosts, undefined, "every Host answered");
+  assert.deepEqual(unset.tracePropagationTargets.filter((t) => t.startsWith("http:")), [
+    "http://localhost:8000/",
+    "http://127.0.0.1:8000/",
+    "http://[::1]:8000/",
+  ]);
+  assert.deepEqual(loadConfig({ PORT: "0" }).tracePropagationTargets, []);
+  assert.throws(
+    () => loadConfig({ ALLOWED_HOSTS: "a.example, evil.example/x" }),
+    /^ConfigError: ALLOWED_HOSTS/,
+  );
 });

@@ -9,6 +9,7 @@ import type { Loaders } from "../../../server/page/handler.ts";
 import { fixtureApiRoutes } from "../../fixtures/routes.tsx";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import { startMonitoredApp } from "../../support/monitored_app.ts";
+import { rawRequest } from "../../support/raw_http.ts";
 
 Deno.test("@sentry/deno traces no fetch itself yet, so server/monitoring/fetch_tracing.ts does", () => {
   const names = Sentry.getDefaultIntegrations({}).map((integration) => integration.name);
@@ -19,6 +20,11 @@ Deno.test("@sentry/deno traces no fetch itself yet, so server/monitoring/fetch_t
       "server/monitoring/fetch_tracing.ts and this test, and check that the tests below still pass",
   );
 });
+
+function freePort(): number {
+  using probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  return probe.addr.port;
+}
 
 /** A backend on 127.0.0.1 that records the headers of each request. */
 function startBackend() {
@@ -73,6 +79,8 @@ Deno.test({
       // The ingest too, so that a traced SDK or tunnel request would show.
       SENTRY_TRACE_PROPAGATION_TARGETS: `${listed.url}, ${ingest.url}/`,
       SENTRY_ENABLE_LOGS: "true",
+      // Its own origin is this machine at PORT: a port of its own, known before it listens.
+      PORT: String(freePort()),
     },
     {},
     loaders,
@@ -157,4 +165,80 @@ Deno.test({
   const types = (await ingest.envelopes()).flatMap(([, list]) => list.map(([h]) => h.type));
   assert.ok(types.includes("transaction"), types.join());
   assert.ok(!types.includes("log"), types.join());
+});
+
+Deno.test({
+  name:
+    "ALLOWED_HOSTS: another Host is a 421; a traced fetch redirected off its target loses the trace headers",
+  sanitizeOps: false,
+  sanitizeResources: false,
+}, async () => {
+  await using ingest = startFakeIngest();
+  await using elsewhere = startBackend();
+  // The target answers 302 to a host outside the targets (POST 307 keeps its body and method).
+  const seen: [string, Headers, string][] = [];
+  const target = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    seen.push([new URL(req.url).pathname, req.headers, await req.text()]);
+    const status = req.method === "POST" ? 307 : 302;
+    const location = new URL(req.url).pathname === "/hop" ? "/away" : `${elsewhere.url}/landed`;
+    return new Response(null, { status, headers: { location } });
+  });
+  const targetUrl = `http://127.0.0.1:${target.addr.port}`;
+  const loaders: Loaders = {
+    "/data": async () => {
+      const got = await fetch(`${targetUrl}/hop`, { headers: { authorization: "Bearer t" } });
+      const posted = await fetch(`${targetUrl}/away`, { method: "POST", body: "payload" });
+      return { name: `${got.status} ${await got.text()} ${posted.status} ${got.url}` };
+    },
+  };
+  try {
+    await using app = startMonitoredApp(
+      ingest,
+      {},
+      {
+        SENTRY_TRACE_PROPAGATION_TARGETS: `${targetUrl}/`,
+        ALLOWED_HOSTS: "app.example",
+      },
+      {},
+      loaders,
+    );
+    const evil = await rawRequest(app.url, {
+      method: "GET",
+      target: "/data",
+      headers: [["Host", "evil.example"]],
+    });
+    assert.equal(evil.status, 421);
+    assert.match(evil.body, /^this server does not answer for that host \(see ALLOWED_HOSTS\)\n$/);
+    assert.deepEqual([seen.length, elsewhere.seen.length], [0, 0], "the loader never ran");
+    // A load balancer's health check by IP address still gets an answer.
+    const health = await rawRequest(app.url, {
+      method: "GET",
+      target: "/healthz",
+      headers: [["Host", "10.0.0.7:8000"]],
+    });
+    assert.equal(health.status, 200);
+
+    const page = await rawRequest(app.url, {
+      method: "GET",
+      target: "/data",
+      headers: [["Host", "app.example"]],
+    });
+    assert.equal(page.status, 200);
+    assert.match(page.body, new RegExp(`Data for <!-- -->200 ok 200 ${elsewhere.url}/landed`));
+  } finally {
+    await target.shutdown();
+  }
+  // The target got the trace on each hop; the host it sent the fetch to got neither header,
+  // nor the credentials (another origin), and the POST arrived as a POST with its body.
+  assert.deepEqual(seen.map(([path, , body]) => [path, body]), [["/hop", ""], ["/away", ""], [
+    "/away",
+    "payload",
+  ]]);
+  for (const [, headers] of seen) assert.match(headers.get("sentry-trace") ?? "", /^[0-9a-f]{32}-/);
+  assert.equal(elsewhere.seen.length, 2);
+  for (const headers of elsewhere.seen) {
+    assert.equal(headers.get("sentry-trace"), null);
+    assert.equal(headers.get("baggage"), null);
+    assert.equal(headers.get("authorization"), null);
+  }
 });
