@@ -16,15 +16,31 @@ import {
   STATIC_DIR,
 } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
+import { relative, resolve } from "node:path";
 
 const ENTRY_POINT = "client/main.tsx";
 const REPLAY_WORKER_OUT = "replay-worker";
+/** Each module here is a chunk of its own, loaded by the pages whose component it exports. */
+const PAGES_DIR = "client/pages";
+const SHARED_WITH_PAGES = `${Deno.cwd()}/client/shared_with_pages.ts`;
+/** The team's page declarations, loaders included: bundled for the server only. */
+const PAGES_MODULE = "server/pages.ts";
+
+/** The page modules, as paths from the project's root. */
+async function listPageModules(): Promise<string[]> {
+  const files = await listFiles(PAGES_DIR);
+  return files.filter((f) => /\.[jt]sx?$/.test(f)).map((f) => `${PAGES_DIR}/${f}`).sort();
+}
 
 /**
- * esbuild options for the browser's bundle and the server's copy of the pages (routes and `App`
- * in one module). Deno cannot import CSS, so that copy drops it; npm imports stay external.
+ * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
+ * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
+ * Deno cannot import CSS, so the server's drops it; npm packages and server/ stay external.
  */
-function esbuildOptions(mode: "production" | "development"): esbuild.BuildOptions[] {
+function esbuildOptions(
+  mode: "production" | "development",
+  pageModules: readonly string[],
+): esbuild.BuildOptions[] {
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());
   const common = {
@@ -37,7 +53,11 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
     ...common,
     // Replay's compression worker is a file of the build: the SDK's inlined copy would run from a
     // `blob:` URL, which the CSP refuses.
-    entryPoints: [ENTRY_POINT, { in: "@sentry/replay/worker-bundler", out: REPLAY_WORKER_OUT }],
+    entryPoints: [
+      ENTRY_POINT,
+      { in: "@sentry/replay/worker-bundler", out: REPLAY_WORKER_OUT },
+      ...pageModules,
+    ],
     outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
@@ -54,13 +74,17 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
       __SENTRY_DEBUG__: String(!production),
       __SENTRY_EXCLUDE_REPLAY_WORKER__: "true",
     },
-    plugins: [importCheck, sentryProductsApart()],
+    plugins: [importCheck, sentryProductsApart(), pagesImportShared()],
   };
   const server: esbuild.BuildOptions = {
     ...common,
     stdin: {
-      contents: 'export { routes } from "./client/routes.tsx";\n' +
-        'export { App } from "./client/App.tsx";\n',
+      contents: [
+        `export { pages } from "./${PAGES_MODULE}";`,
+        'export { App } from "./client/App.tsx";',
+        ...pageModules.map((path, i) => `import * as m${i} from "./${path}";`),
+        `export const pageModules = [${pageModules.map((p, i) => `["${p}", m${i}]`).join(", ")}];`,
+      ].join("\n"),
       resolveDir: ".",
       loader: "ts",
       sourcefile: "server-pages.ts",
@@ -70,9 +94,37 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
     packages: "external",
     loader: { ".css": "empty" },
     sourcemap: "inline",
-    plugins: [importCheck],
+    plugins: [importCheck, serverModulesShared()],
   };
   return [client, server];
+}
+
+// See client/shared_with_pages.ts: a page module imports it as its first line.
+function pagesImportShared(): esbuild.Plugin {
+  const pages = new RegExp(`^${RegExp.escape(`${Deno.cwd()}/${PAGES_DIR}/`)}.*\\.([jt]sx?)$`);
+  return {
+    name: "pages-import-shared",
+    setup: (build) =>
+      build.onLoad({ filter: pages }, async ({ path }) => ({
+        contents: `import "${SHARED_WITH_PAGES}";${await Deno.readTextFile(path)}`,
+        loader: pages.exec(path)![1] as esbuild.Loader,
+      })),
+  };
+}
+
+// The server's own modules a loader imports (a store, a client of a backend) stay external, so
+// the bundle shares the one instance API routes use.
+function serverModulesShared(): esbuild.Plugin {
+  const root = Deno.cwd();
+  return {
+    name: "server-modules-shared",
+    setup: (build) =>
+      build.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
+        const file = resolve(resolveDir, path);
+        const own = file.startsWith(`${root}/server/`) && file !== `${root}/${PAGES_MODULE}`;
+        return own ? { path: relative(`${root}/${BUILD_DIR}`, file), external: true } : undefined;
+      }),
+  };
 }
 
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
@@ -86,7 +138,8 @@ async function hashInputs(): Promise<string> {
   const files = [
     "deno.json",
     "deno.lock",
-    "server/loaders.ts",
+    PAGES_MODULE,
+    "server/define.ts",
     "server/http/compress.ts",
     ...await under("client"),
     ...await under("server/build"),
@@ -103,25 +156,35 @@ export async function build(): Promise<Manifest> {
   await Deno.remove(BUILD_DIR, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  const [client] = await Promise.all(esbuildOptions("production").map((o) => esbuild.build(o)));
+  const options = esbuildOptions("production", await listPageModules());
+  const [client] = await Promise.all(options.map((o) => esbuild.build(o)));
   return await finishBuild(client.metafile!, inputHash, true);
 }
 
 /** Dev mode's incremental build (unminified, uncompressed); each rebuild drops the last outputs. */
 export async function incrementalBuild() {
   await Deno.mkdir(BUILD_DIR, { recursive: true });
-  const [client, server] = await Promise.all(
-    esbuildOptions("development").map((options) => esbuild.context(options)),
-  );
+  let modules = "";
+  let contexts: esbuild.BuildContext[] = [];
+  const dispose = () => Promise.all(contexts.map((context) => context.dispose()));
   return {
     async rebuild(): Promise<void> {
+      // A page module added or removed changes the entry points: new contexts, once.
+      const pageModules = await listPageModules();
+      if (pageModules.join("\n") !== modules) {
+        await dispose();
+        const options = esbuildOptions("development", pageModules);
+        contexts = await Promise.all(options.map((o) => esbuild.context(o)));
+        modules = pageModules.join("\n");
+      }
+      const [client, server] = contexts;
       const { metafile } = await client.rebuild();
       await server.rebuild();
       // Never up to date for `build --if-needed`: production must build again.
       await finishBuild(metafile!, "development", false);
       await removeStaleOutputs(metafile!);
     },
-    dispose: () => Promise.all([client.dispose(), server.dispose()]),
+    dispose,
   };
 }
 
@@ -173,23 +236,32 @@ export function manifestFromMetafile(
     path.startsWith(`${BUILD_DIR}/${REPLAY_WORKER_OUT}-`) && out.entryPoint !== undefined
   )!;
   // Every chunk reachable by static imports: preloading saves a round trip per nesting level.
-  const preload = new Set<string>();
-  const visit = (from: string) => {
+  const reachable = (from: string, found = new Set<string>()) => {
     for (const imp of metafile.outputs[from].imports) {
-      if (imp.kind !== "import-statement" || imp.external || preload.has(imp.path)) continue;
-      preload.add(imp.path);
-      visit(imp.path);
+      if (imp.kind !== "import-statement" || imp.external || found.has(imp.path)) continue;
+      found.add(imp.path);
+      reachable(imp.path, found);
     }
+    return found;
   };
-  visit(entry);
+  const shell = reachable(entry);
   const toUrl = (path: string) => path.slice(STATIC_DIR.length);
+  // A page's chunk preloads only what the shell does not already load.
+  const pages = outputs.filter(([path, out]) =>
+    path.endsWith(".js") && out.entryPoint?.startsWith(`${PAGES_DIR}/`)
+  ).map(([path, out]) => [out.entryPoint!, {
+    script: toUrl(path),
+    preload: [...reachable(path)].filter((p) => p !== entry && !shell.has(p)).map(toUrl),
+    styles: out.cssBundle ? [toUrl(out.cssBundle)] : [],
+  }]);
   return {
     buildId,
     inputHash,
     script: toUrl(entry),
-    preload: [...preload].map(toUrl),
+    preload: [...shell].map(toUrl),
     styles: output.cssBundle ? [toUrl(output.cssBundle)] : [],
     replayWorker: toUrl(worker),
+    pages: Object.fromEntries(pages),
   };
 }
 

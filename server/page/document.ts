@@ -2,7 +2,7 @@
  * but the request's nonce and trace tags is written once per page. */
 import type { Manifest } from "../build/manifest.ts";
 import { escapeHtml, serializeJson } from "../http/html.ts";
-import type { RenderedPage } from "./rendered_pages.ts";
+import type { PageRef } from "./rendered_pages.ts";
 
 /** What differs from one request to the next. */
 export interface RequestParts {
@@ -28,13 +28,23 @@ export interface DocumentShell {
 const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
-/** Build a function that writes one request's document (`start + appHtml + end(data)`). */
+/** Build a function that writes one request's document (`start + appHtml + end(data)`): the
+ * shell's script and styles, and the page's own chunk, which `#root` names for hydration. */
 export function documentShell(
   manifest: Manifest,
-  page: Omit<RenderedPage, "appHtml">,
+  page: PageRef,
   options: DocumentOptions,
 ): (parts: RequestParts) => DocumentShell {
   const nonce = `nonce="${NONCE}"`;
+  const { module, component = "" } = page;
+  if (module !== undefined && !Object.hasOwn(manifest.pages, module)) {
+    throw new Error(`${module} is not in the build: run \`deno task build\``);
+  }
+  const chunk = module === undefined ? undefined : manifest.pages[module];
+  const pageScripts = chunk ? [chunk.script, ...chunk.preload] : [];
+  const names = chunk
+    ? ` data-page="${escapeHtml(chunk.script)}" data-component="${escapeHtml(component)}"`
+    : "";
   const script = (src: string) =>
     `<script type="module" src="${escapeHtml(src)}" ${nonce}></script>`;
   const start = [
@@ -50,8 +60,10 @@ export function documentShell(
         `<meta name="${escapeHtml(name)}" content="${escapeHtml(content!)}">`
       ),
     HEAD,
-    ...manifest.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`),
-    ...[manifest.script, ...manifest.preload].map((href) =>
+    ...[...manifest.styles, ...chunk?.styles ?? []].map((href) =>
+      `<link rel="stylesheet" href="${escapeHtml(href)}">`
+    ),
+    ...[manifest.script, ...manifest.preload, ...pageScripts].map((href) =>
       `<link rel="modulepreload" href="${escapeHtml(href)}" ${nonce}>`
     ),
     '<link rel="icon" href="/favicon.svg" type="image/svg+xml">',
@@ -62,7 +74,7 @@ export function documentShell(
     ...(options.devScript ? [script(options.devScript)] : []),
     "</head>",
     "<body>",
-    '<div id="root">',
+    `<div id="root"${names}>`,
   ].join("\n");
   const dataScript = (data: unknown) =>
     data === undefined

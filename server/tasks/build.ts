@@ -2,7 +2,7 @@
 import * as esbuild from "esbuild";
 import { build, isUpToDate } from "../build/client_build.ts";
 import { writeRenderedPages } from "../page/rendered_pages.ts";
-import { SERVER_BUNDLE } from "../constants.ts";
+import { checkBudgets, measurePayload, readBudgets } from "../build/payload.ts";
 
 const started = performance.now();
 try {
@@ -12,14 +12,21 @@ try {
     const manifest = await build();
     // React picks its production build by NODE_ENV when it loads: set first, imported after.
     Deno.env.set("NODE_ENV", "production");
-    const [{ renderPages }, { routes, App }, { loaders }] = await Promise.all([
-      import("../page/render.ts"),
-      import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
-      import("../loaders.ts"),
-    ]);
-    await writeRenderedPages(renderPages(routes, App, new Set(Object.keys(loaders))));
+    const { importServerBundle, pageRef, renderPages } = await import("../page/render.ts");
+    const bundle = await importServerBundle();
+    await writeRenderedPages(renderPages(bundle));
     const ms = Math.round(performance.now() - started);
     console.log(`build: ${manifest.script} (build ${manifest.buildId}) in ${ms} ms`);
+    // Each page module by the paths that show it, for the budgets' lines.
+    const { pages, notFound, error } = bundle.pages;
+    const shownAt = new Map<string, string[]>();
+    for (const [path, page] of [...pages, ["(not found)", notFound], ["(error)", error]] as const) {
+      const { module = "" } = pageRef(page, path, bundle.pageModules);
+      shownAt.set(module, [...shownAt.get(module) ?? [], path]);
+    }
+    const label = (module: string) => `${module} (${shownAt.get(module)?.join(", ") ?? "no page"})`;
+    const { lines } = checkBudgets(await measurePayload(), await readBudgets(), label);
+    for (const line of lines) console.log(`build: ${line}`);
   }
 } catch (error) {
   // esbuild printed its diagnostics already; a page that threw while rendering did not.
