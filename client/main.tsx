@@ -6,7 +6,6 @@ import { readClientConfig, readPageData } from "./config.ts";
 import { ErrorBoundary } from "./error_boundary.tsx";
 import { ErrorBuffer } from "./error_buffer.ts";
 import { disable as disableSentry } from "./sentry.ts";
-import "./shared_with_pages.ts";
 import "./styles.css";
 
 const config = readClientConfig();

@@ -1,10 +1,7 @@
-/**
- * What a team writes its pages and API routes against: `definePage` ties a loader's return type
- * to its page's props; API routes get `ApiContext` and throw `ApiError`.
- */
+/** What a team writes its pages and API routes against (server/pages.ts, server/api/routes.ts):
+ * `definePage` ties a loader's return type to its page's props. */
 import type { ComponentProps, ComponentType } from "react";
-export { ApiError } from "./api/router.ts";
-export type { ApiContext, ApiHandler, ApiRoutes } from "./api/router.ts";
+export { type ApiContext, ApiError, type ApiHandler, type ApiRoutes } from "./api/router.ts";
 
 /** What a page component is given: its loader's data (`undefined` for a page without one). */
 export interface PageProps<Data = undefined> {
@@ -20,46 +17,35 @@ export interface LoaderContext {
   notFound(): Response;
 }
 
-/** A page's loader, run on the server per request: its page's data (anything JSON can carry) or a
- * Response to send instead (`Response.redirect(...)`, `ctx.notFound()`). */
+/** A page's loader, run on the server per request: its page's data (what JSON can carry) or a
+ * Response instead (`Response.redirect(...)`, `ctx.notFound()`). */
 export type PageLoader<Data = unknown> = (
   req: Request,
   ctx: LoaderContext,
 ) => Data | Response | Promise<Data | Response>;
 
-/** What goes in a page's document head. */
+/** What goes in a page's document head; `meta` adds `<meta name=... content=...>` tags. */
 export interface PageHead {
   readonly title: string;
   readonly description?: string;
-  /** More `<meta name=... content=...>` tags, by name. */
   readonly meta?: Readonly<Record<string, string>>;
 }
-
-// deno-lint-ignore no-explicit-any -- definePage has checked each page's props against its data
-type AnyPage = ComponentType<any>;
 
 /** A declared page: its exact path (starts with `/`, no query), head, component, and loader. */
 export interface PageDeclaration extends PageHead {
   readonly path: string;
-  readonly Page: AnyPage;
+  // deno-lint-ignore no-explicit-any -- definePage has checked the props against the loader
+  readonly Page: ComponentType<any>;
   readonly loader?: PageLoader;
 }
 
-/** A page for no path of its own: the not-found page, the error page; rendered once, no data. */
-export interface SpecialPage extends PageHead {
-  readonly Page: ComponentType<PageProps>;
-}
-
-/** The app's pages by exact path, the page for every other path, and the error page (500). */
+/** The app's pages by exact path, and two rendered once with no data: the page for every other
+ * path, and the error page (500). */
 export interface Pages {
   readonly pages: ReadonlyMap<string, PageDeclaration>;
-  readonly notFound: SpecialPage;
-  readonly error: SpecialPage;
+  readonly notFound: PageHead & { readonly Page: ComponentType<PageProps> };
+  readonly error: Pages["notFound"];
 }
-
-type NeedsNoData<Path extends string, C extends AnyPage> = PageProps extends ComponentProps<C>
-  ? unknown
-  : `page ${Path} needs a loader: its props need data`;
 
 /**
  * Declare a page: its loader's return type is its component's `data`, and a component that needs
@@ -68,11 +54,11 @@ type NeedsNoData<Path extends string, C extends AnyPage> = PageProps extends Com
  * @example
  * definePage({ path: "/hi", title: "Hi", loader: () => ({ name: "Ada" }), Page: HiPage });
  */
-export function definePage<const Path extends string, C extends AnyPage>(
+export function definePage<const Path extends string, C extends PageDeclaration["Page"]>(
   page: PageHead & {
     readonly path: Path;
     readonly loader?: undefined;
-    readonly Page: C & NoInfer<NeedsNoData<Path, C>>;
+    readonly Page: C & NoInfer<PageProps extends ComponentProps<C> ? unknown : NeedsLoader<Path>>;
   },
 ): PageDeclaration;
 export function definePage<Data>(
@@ -86,12 +72,10 @@ export function definePage(page: PageDeclaration): PageDeclaration {
   return page;
 }
 
+type NeedsLoader<Path extends string> = `page ${Path} needs a loader: its props need data`;
+
 /** Index the pages by path; a malformed or repeated path throws at start-up, not a 404 later. */
-export function definePages(declared: {
-  readonly pages: readonly PageDeclaration[];
-  readonly notFound: SpecialPage;
-  readonly error: SpecialPage;
-}): Pages {
+export function definePages(declared: Omit<Pages, "pages"> & { pages: PageDeclaration[] }): Pages {
   // A Map: the path is the client's, and a plain object answers `__proto__` from its prototype.
   const pages = new Map<string, PageDeclaration>();
   for (const page of declared.pages) {
@@ -103,5 +87,5 @@ export function definePages(declared: {
     if (pages.has(page.path)) throw new Error(`page path ${page.path} is declared twice`);
     pages.set(page.path, page);
   }
-  return { pages, notFound: declared.notFound, error: declared.error };
+  return { ...declared, pages };
 }

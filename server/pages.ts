@@ -1,7 +1,4 @@
-/**
- * The app's pages: a component in client/pages/, declared here with its loader (server/define.ts).
- * The server renders them; the browser gets each page's module as a chunk of its own, never this.
- */
+/** The app's pages: each a component in client/pages/, declared here with its loader. */
 import { definePage, definePages } from "./define.ts";
 import { HomePage } from "../client/pages/home.tsx";
 import { NotFoundPage } from "../client/pages/not_found.tsx";

@@ -19,28 +19,19 @@ import { listFiles } from "../walk_files.ts";
 import { relative, resolve } from "node:path";
 
 const ENTRY_POINT = "client/main.tsx";
-const REPLAY_WORKER_OUT = "replay-worker";
-/** Each module here is a chunk of its own, loaded by the pages whose component it exports. */
+const [REPLAY_WORKER, REPLAY_WORKER_OUT] = ["@sentry/replay/worker-bundler", "replay-worker"];
+// Each page module is a chunk of its own; the declarations (loaders too) reach the server only.
 const PAGES_DIR = "client/pages";
-const SHARED_WITH_PAGES = `${Deno.cwd()}/client/shared_with_pages.ts`;
-/** The team's page declarations, loaders included: bundled for the server only. */
 const PAGES_MODULE = "server/pages.ts";
-
-/** The page modules, as paths from the project's root. */
-async function listPageModules(): Promise<string[]> {
-  const files = await listFiles(PAGES_DIR);
-  return files.filter((f) => /\.[jt]sx?$/.test(f)).map((f) => `${PAGES_DIR}/${f}`).sort();
-}
 
 /**
  * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
  * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
  * Deno cannot import CSS, so the server's drops it; npm packages and server/ stay external.
  */
-function esbuildOptions(
-  mode: "production" | "development",
-  pageModules: readonly string[],
-): esbuild.BuildOptions[] {
+async function esbuildOptions(mode: "production" | "development"): Promise<esbuild.BuildOptions[]> {
+  const pageModules = (await listFiles(PAGES_DIR)).filter((f) => /\.[jt]sx?$/.test(f)).sort()
+    .map((file) => `${PAGES_DIR}/${file}`);
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());
   const common = {
@@ -53,11 +44,7 @@ function esbuildOptions(
     ...common,
     // Replay's compression worker is a file of the build: the SDK's inlined copy would run from a
     // `blob:` URL, which the CSP refuses.
-    entryPoints: [
-      ENTRY_POINT,
-      { in: "@sentry/replay/worker-bundler", out: REPLAY_WORKER_OUT },
-      ...pageModules,
-    ],
+    entryPoints: [ENTRY_POINT, { in: REPLAY_WORKER, out: REPLAY_WORKER_OUT }, ...pageModules],
     outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
@@ -99,32 +86,32 @@ function esbuildOptions(
   return [client, server];
 }
 
-// See client/shared_with_pages.ts: a page module imports it as its first line.
+// The shell's modules a page may import: each page module imports them all first (on its first
+// line: source maps keep their lines), so they share one set of importers and stay in the shell's
+// chunks whichever a page uses. Pages coming and going never change the shell's bytes.
 function pagesImportShared(): esbuild.Plugin {
+  const shared = ["react", "react/jsx-runtime", "config.ts", "sentry.ts", "use_hydrated.ts"]
+    .map((path) => `import "${path.endsWith(".ts") ? `${Deno.cwd()}/client/${path}` : path}";`);
   const pages = new RegExp(`^${RegExp.escape(`${Deno.cwd()}/${PAGES_DIR}/`)}.*\\.([jt]sx?)$`);
-  return {
-    name: "pages-import-shared",
-    setup: (build) =>
-      build.onLoad({ filter: pages }, async ({ path }) => ({
-        contents: `import "${SHARED_WITH_PAGES}";${await Deno.readTextFile(path)}`,
-        loader: pages.exec(path)![1] as esbuild.Loader,
-      })),
-  };
+  const setup = (build: esbuild.PluginBuild) =>
+    build.onLoad({ filter: pages }, async ({ path }) => ({
+      contents: shared.join("") + await Deno.readTextFile(path),
+      loader: pages.exec(path)![1] as esbuild.Loader,
+    }));
+  return { name: "pages-import-shared", setup };
 }
 
 // The server's own modules a loader imports (a store, a client of a backend) stay external, so
 // the bundle shares the one instance API routes use.
 function serverModulesShared(): esbuild.Plugin {
   const root = Deno.cwd();
-  return {
-    name: "server-modules-shared",
-    setup: (build) =>
-      build.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
-        const file = resolve(resolveDir, path);
-        const own = file.startsWith(`${root}/server/`) && file !== `${root}/${PAGES_MODULE}`;
-        return own ? { path: relative(`${root}/${BUILD_DIR}`, file), external: true } : undefined;
-      }),
-  };
+  const setup = (build: esbuild.PluginBuild) =>
+    build.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
+      const file = resolve(resolveDir, path);
+      const own = file.startsWith(`${root}/server/`) && file !== `${root}/${PAGES_MODULE}`;
+      return own ? { path: relative(`${root}/${BUILD_DIR}`, file), external: true } : undefined;
+    });
+  return { name: "server-modules-shared", setup };
 }
 
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
@@ -156,7 +143,7 @@ export async function build(): Promise<Manifest> {
   await Deno.remove(BUILD_DIR, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  const options = esbuildOptions("production", await listPageModules());
+  const options = await esbuildOptions("production");
   const [client] = await Promise.all(options.map((o) => esbuild.build(o)));
   return await finishBuild(client.metafile!, inputHash, true);
 }
@@ -164,18 +151,17 @@ export async function build(): Promise<Manifest> {
 /** Dev mode's incremental build (unminified, uncompressed); each rebuild drops the last outputs. */
 export async function incrementalBuild() {
   await Deno.mkdir(BUILD_DIR, { recursive: true });
-  let modules = "";
+  let entries = "";
   let contexts: esbuild.BuildContext[] = [];
   const dispose = () => Promise.all(contexts.map((context) => context.dispose()));
   return {
     async rebuild(): Promise<void> {
       // A page module added or removed changes the entry points: new contexts, once.
-      const pageModules = await listPageModules();
-      if (pageModules.join("\n") !== modules) {
+      const options = await esbuildOptions("development");
+      if (JSON.stringify(options[0].entryPoints) !== entries) {
         await dispose();
-        const options = esbuildOptions("development", pageModules);
         contexts = await Promise.all(options.map((o) => esbuild.context(o)));
-        modules = pageModules.join("\n");
+        entries = JSON.stringify(options[0].entryPoints);
       }
       const [client, server] = contexts;
       const { metafile } = await client.rebuild();

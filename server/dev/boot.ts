@@ -28,12 +28,8 @@ export function startDevTools(config: Config): DevTools {
     transport: inbox && inboxTransport(inbox),
     tunnelFetch: (upstream) => inbox ? inboxFetch(inbox, upstream) : upstream,
     renderPages: config.devMode ? () => renderDevPages(failedPages) : undefined,
-    pageError: config.devMode
-      ? (error, req) => {
-        const path = new URL(req.url).pathname;
-        return errorResponse(req, failure(`Loading ${path} failed`, error));
-      }
-      : undefined,
+    pageError: (error, req) =>
+      errorResponse(req, failure(`Loading ${new URL(req.url).pathname} failed`, error)),
     // In front of the app, so neither traced (the inbox would fill itself) nor request-logged
     // (the reload stream stays open for hours).
     wrap: (app) => (req, info) => {
@@ -53,7 +49,7 @@ async function renderDevPages(failed: Map<string, Failure>): Promise<RenderedPag
   });
 }
 
-// What the error page shows, said once on the console too: "dev: Loading /x failed at ...".
+// What the error page shows, said on the console too: "dev: Loading /x failed at ...".
 function failure(title: string, error: unknown): Failure {
   const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
   console.error(`dev: ${title}${where ? ` at ${where}` : ""}:`, error);

@@ -67,7 +67,7 @@ export async function createServerApp(env = readEnv()) {
     monitoring,
     fetch: upstreamFetch,
     live,
-    pageError: dev?.pageError,
+    pageError: config.devMode ? dev?.pageError : undefined,
   });
   return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
 }

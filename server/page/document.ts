@@ -2,7 +2,7 @@
  * but the request's nonce and trace tags is written once per page. */
 import type { Manifest } from "../build/manifest.ts";
 import { escapeHtml, serializeJson } from "../http/html.ts";
-import type { PageRef } from "./rendered_pages.ts";
+import type { RenderedPage } from "./rendered_pages.ts";
 
 /** What differs from one request to the next. */
 export interface RequestParts {
@@ -32,15 +32,13 @@ const HEAD = "\0head\0";
  * shell's script and styles, and the page's own chunk, which `#root` names for hydration. */
 export function documentShell(
   manifest: Manifest,
-  page: PageRef,
+  page: Omit<RenderedPage, "appHtml">,
   options: DocumentOptions,
 ): (parts: RequestParts) => DocumentShell {
   const nonce = `nonce="${NONCE}"`;
-  const { module, component = "" } = page;
-  if (module !== undefined && !Object.hasOwn(manifest.pages, module)) {
-    throw new Error(`${module} is not in the build: run \`deno task build\``);
-  }
-  const chunk = module === undefined ? undefined : manifest.pages[module];
+  // The build wrote both the page and its chunk; Object.hasOwn, as the name is the team's.
+  const { module = "", component = "" } = page;
+  const chunk = Object.hasOwn(manifest.pages, module) ? manifest.pages[module] : undefined;
   const pageScripts = chunk ? [chunk.script, ...chunk.preload] : [];
   const names = chunk
     ? ` data-page="${escapeHtml(chunk.script)}" data-component="${escapeHtml(component)}"`

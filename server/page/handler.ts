@@ -4,7 +4,7 @@ import type { Shell } from "./render.ts";
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
-import type { PageRef, RenderedPage, RenderedPages } from "./rendered_pages.ts";
+import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 import type { PageLoader } from "../define.ts";
 import {
   type AnswerBody,
@@ -17,7 +17,7 @@ import { contentSecurityPolicy, createNonce, sentryCspReportUri } from "./csp.ts
 import { documentShell } from "./document.ts";
 
 /** A page with a loader: its head and chunk, component, and loader (server/pages.ts). */
-export interface LivePage extends PageRef {
+export interface LivePage extends Omit<RenderedPage, "appHtml"> {
   readonly Page: Parameters<Shell>[0]["Page"];
   readonly loader: PageLoader;
 }
@@ -25,11 +25,7 @@ export interface LivePage extends PageRef {
 /** What pages with loaders need: the pages and React's streaming renderer. */
 export interface LivePages {
   readonly pages: ReadonlyMap<string, LivePage>;
-  readonly renderStream: (
-    Page: LivePage["Page"],
-    data: unknown,
-    nonce: string,
-  ) => Promise<ReadableStream<Uint8Array>>;
+  renderStream(Page: LivePage["Page"], data: unknown, nonce: string): Promise<ReadableStream>;
 }
 
 /** `GET`/`HEAD` handlers: each page by exact path, the 404 page, the 500 page for a loader. */
@@ -89,7 +85,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
   const reportUri = ownDsn &&
     sentryCspReportUri(ownDsn, { environment: config.sentryEnvironment, release: deps.release });
 
-  const shellFor = (page: PageRef) =>
+  const shellFor = (page: Omit<RenderedPage, "appHtml">) =>
     documentShell(deps.manifest, page, { clientConfig, devScript });
   // The JS Self-Profiling API runs only in documents that ask for it.
   const profiling = config.sentryDsn !== undefined && config.profilesSampleRate > 0;
@@ -150,8 +146,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
     pages.set(path, (_req, _info, ctx) => answer(ctx));
   }
   for (const [path, page] of deps.live?.pages ?? []) pages.set(path, withLoader(page, deps.live!));
-  const error = deps.pageError ?? (() => errorPage());
-  return { pages, notFound, error };
+  return { pages, notFound, error: deps.pageError ?? (() => errorPage()) };
 }
 
 const encoder = new TextEncoder();

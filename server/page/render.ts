@@ -5,15 +5,13 @@ import type { App } from "../../client/App.tsx";
 import type { PageHead, Pages } from "../define.ts";
 import { SERVER_BUNDLE } from "../constants.ts";
 import type { LivePage, LivePages } from "./handler.ts";
-import type { PageRef, RenderedPage, RenderedPages } from "./rendered_pages.ts";
+import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
 
 /** The shell component, from the server's bundle of the pages (constants.ts SERVER_BUNDLE). */
 export type Shell = typeof App;
+type PageModules = readonly (readonly [string, Readonly<Record<string, unknown>>])[];
 
-/** Each page module's exports, by its path (client/pages/...). */
-export type PageModules = readonly (readonly [string, Readonly<Record<string, unknown>>])[];
-
-/** The server's bundle: server/pages.ts's pages, the shell, and the page modules' exports. */
+/** The server's bundle: server/pages.ts's pages, the shell, each page module's exports by path. */
 export interface ServerBundle {
   readonly pages: Pages;
   readonly App: Shell;
@@ -28,7 +26,7 @@ export async function importServerBundle(): Promise<ServerBundle> {
 /** A page's head and the page module exporting its component; without `modules`, only the head. */
 export function pageRef(page: PageHead & { Page: unknown }, label: string, modules?: PageModules) {
   const { title, description, meta } = page;
-  const ref: PageRef = { title, description, meta };
+  const ref: Omit<RenderedPage, "appHtml"> = { title, description, meta };
   for (const [module, exports] of modules ?? []) {
     const component = Object.keys(exports).find((name) => exports[name] === page.Page);
     if (component !== undefined) return { ...ref, module, component };
@@ -37,32 +35,30 @@ export function pageRef(page: PageHead & { Page: unknown }, label: string, modul
   throw new Error(`page ${label}: its component is not exported by a module in client/pages/`);
 }
 
-/** The HTML of each page without a loader; those with one (`live`) render per request. A page
- * that throws stops it, unless `onFail` (dev mode) takes it and the others render. */
+/** The HTML of each page without a loader (those with one are `live`). A page that throws stops
+ * it, unless `onFail` (dev mode) takes it and the others render. */
 export function renderPages(
   { pages, App, pageModules }: ServerBundle,
   onFail?: (path: string, error: unknown) => void,
 ): RenderedPages {
   const rendered = new Map<string, RenderedPage>();
-  const live: string[] = [];
   const render = (page: Pages["notFound"], label: string): RenderedPage => ({
     ...pageRef(page, label, pageModules),
     appHtml: renderToString(createElement(App, { Page: page.Page })),
   });
+  const live: string[] = [];
   for (const [path, page] of pages.pages) {
-    if (page.loader) live.push(path);
-    else {
-      try {
-        rendered.set(path, render(page, path));
-      } catch (error) {
-        if (onFail === undefined) throw error;
-        onFail(path, error);
-      }
+    try {
+      if (page.loader) live.push(path);
+      else rendered.set(path, render(page, path));
+    } catch (error) {
+      if (onFail === undefined) throw error;
+      onFail(path, error);
     }
   }
   // The not-found page stands for every other path: if it throws, the server cannot start.
-  const notFound = render(pages.notFound, "notFound");
-  return { pages: rendered, live, notFound, error: render(pages.error, "error") };
+  const [notFound, error] = [render(pages.notFound, "notFound"), render(pages.error, "error")];
+  return { pages: rendered, live, notFound, error };
 }
 
 /** The pages with a loader, each rendered per request as a stream of HTML. */

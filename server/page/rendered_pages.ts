@@ -3,17 +3,11 @@ import { PAGES_FILE } from "../constants.ts";
 import { readBuildFile } from "../build/manifest.ts";
 import type { PageHead } from "../define.ts";
 
-/** A page's head and where the browser finds its component (absent for tests' own pages). */
-export interface PageRef extends PageHead {
-  /** The page module whose chunk holds the component: `client/pages/home.tsx`. */
+/** One page's head, where the browser finds its component (the page module and export name;
+ * none for tests' own pages), and the HTML React rendered for it, placed in `<div id="root">`. */
+export interface RenderedPage extends PageHead {
   readonly module?: string;
-  /** The component's export name in that module. */
   readonly component?: string;
-}
-
-/** One page's head and chunk, and the HTML React rendered for it. */
-export interface RenderedPage extends PageRef {
-  /** `renderToString(<App Page={...} />)`, placed in `<div id="root">`. */
   readonly appHtml: string;
 }
 
@@ -42,8 +36,7 @@ export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPage
   const entries: unknown = parsed?.pages;
   if (
     !Array.isArray(entries) || !isPage(parsed.notFound) || !isPage(parsed.error) ||
-    !Array.isArray(parsed.live) ||
-    !parsed.live.every((path: unknown) => typeof path === "string") ||
+    !parsed.live?.every?.((path: unknown) => typeof path === "string") ||
     !entries.every((e) => Array.isArray(e) && typeof e[0] === "string" && isPage(e[1]))
   ) {
     throw new Error(`${file} is not a page file this build writes: run \`deno task build\``);
