@@ -16,7 +16,6 @@ import {
   STATIC_DIR,
 } from "../constants.ts";
 import { listFiles } from "../walk_files.ts";
-import { relative, resolve } from "node:path";
 
 const ENTRY_POINT = "client/main.tsx";
 const [REPLAY_WORKER, REPLAY_WORKER_OUT] = ["@sentry/replay/worker-bundler", "replay-worker"];
@@ -27,11 +26,9 @@ const PAGES_MODULE = "server/pages.ts";
 /**
  * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
  * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
- * Deno cannot import CSS, so the server's drops it; npm packages and server/ stay external.
+ * Deno cannot import CSS, so the server's drops it; npm packages stay external.
  */
 async function esbuildOptions(mode: "production" | "development"): Promise<esbuild.BuildOptions[]> {
-  const pageModules = (await listFiles(PAGES_DIR)).filter((f) => /\.[jt]sx?$/.test(f)).sort()
-    .map((file) => `${PAGES_DIR}/${file}`);
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());
   const common = {
@@ -40,6 +37,23 @@ async function esbuildOptions(mode: "production" | "development"): Promise<esbui
     jsx: "automatic",
     define: { "process.env.NODE_ENV": JSON.stringify(mode) },
   } as const;
+  const forServer: esbuild.BuildOptions = {
+    ...common,
+    platform: "neutral",
+    packages: "external",
+    loader: { ".css": "empty" },
+    plugins: [importCheck],
+  };
+  // The modules of client/pages/ that server/pages.ts imports, found by bundling it alone.
+  const { metafile } = await esbuild.build({
+    ...forServer,
+    entryPoints: [PAGES_MODULE],
+    write: false,
+    metafile: true,
+  });
+  const pageModules = Object.keys(metafile!.inputs).filter((path) =>
+    path.startsWith(`${PAGES_DIR}/`) && /\.[jt]sx?$/.test(path)
+  ).sort();
   const client: esbuild.BuildOptions = {
     ...common,
     // Replay's compression worker is a file of the build: the SDK's inlined copy would run from a
@@ -64,7 +78,7 @@ async function esbuildOptions(mode: "production" | "development"): Promise<esbui
     plugins: [importCheck, sentryProductsApart(), pagesImportShared()],
   };
   const server: esbuild.BuildOptions = {
-    ...common,
+    ...forServer,
     stdin: {
       contents: [
         `export { pages } from "./${PAGES_MODULE}";`,
@@ -77,11 +91,7 @@ async function esbuildOptions(mode: "production" | "development"): Promise<esbui
       sourcefile: "server-pages.ts",
     },
     outfile: SERVER_BUNDLE,
-    platform: "neutral",
-    packages: "external",
-    loader: { ".css": "empty" },
     sourcemap: "inline",
-    plugins: [importCheck, serverModulesShared()],
   };
   return [client, server];
 }
@@ -99,19 +109,6 @@ function pagesImportShared(): esbuild.Plugin {
       loader: pages.exec(path)![1] as esbuild.Loader,
     }));
   return { name: "pages-import-shared", setup };
-}
-
-// The server's own modules a loader imports (a store, a client of a backend) stay external, so
-// the bundle shares the one instance API routes use.
-function serverModulesShared(): esbuild.Plugin {
-  const root = Deno.cwd();
-  const setup = (build: esbuild.PluginBuild) =>
-    build.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
-      const file = resolve(resolveDir, path);
-      const own = file.startsWith(`${root}/server/`) && file !== `${root}/${PAGES_MODULE}`;
-      return own ? { path: relative(`${root}/${BUILD_DIR}`, file), external: true } : undefined;
-    });
-  return { name: "server-modules-shared", setup };
 }
 
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
