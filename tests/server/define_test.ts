@@ -64,3 +64,43 @@ Deno.test("the shell renders a page the same way every time", () => {
     assert.equal(renderToString(createElement(App, { Page: page.Page })), html, page.title);
   }
 });
+
+Deno.test("definePage: a page whose props need data, declared without a loader, fails deno check naming the page", async () => {
+  // In the project, so deno.json's imports resolve; removed after.
+  const dir = await Deno.makeTempDir({ dir: "tests", prefix: ".define-check-" });
+  const page = (declaration: string) =>
+    `import { definePage, type PageProps } from "../../server/define.ts";
+
+function NeedsDataPage({ data }: PageProps<{ name: string }>) {
+  return <h1>{data.name}</h1>;
+}
+
+export const page = definePage(${declaration});
+`;
+  const check = async (name: string, declaration: string) => {
+    await Deno.writeTextFile(`${dir}/${name}.tsx`, page(declaration));
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["check", `${dir}/${name}.tsx`],
+      env: { NO_COLOR: "1" },
+    }).output();
+    return { code, output: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
+  };
+  try {
+    // Both declarations in one file: deno check reports each.
+    const failed = await check(
+      "failed",
+      '{ path: "/needs-data", title: "Needs data", Page: NeedsDataPage });\n' +
+        'definePage({ path: "/wrong", title: "Wrong", loader: () => ({ nom: 1 }), Page: NeedsDataPage }',
+    );
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.output, /page \/needs-data needs a loader: its props need data/);
+    assert.match(failed.output, /\{ nom: number; \}.*is not assignable to/);
+    const typed = await check(
+      "typed",
+      '{ path: "/typed", title: "Typed", loader: async (req) => ({ name: req.url }), Page: NeedsDataPage }',
+    );
+    assert.equal(typed.code, 0, typed.output);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
