@@ -45,13 +45,9 @@ async function esbuildOptions(mode: "production" | "development"): Promise<esbui
     plugins: [importCheck],
   };
   // The modules of client/pages/ that server/pages.ts imports, found by bundling it alone.
-  const { metafile } = await esbuild.build({
-    ...forServer,
-    entryPoints: [PAGES_MODULE],
-    write: false,
-    metafile: true,
-  });
-  const pageModules = Object.keys(metafile!.inputs).filter((path) =>
+  const alone = { ...forServer, entryPoints: [PAGES_MODULE], write: false, metafile: true };
+  const { inputs } = (await esbuild.build(alone)).metafile!;
+  const pageModules = Object.keys(inputs).filter((path) =>
     path.startsWith(`${PAGES_DIR}/`) && /\.[jt]sx?$/.test(path)
   ).sort();
   const client: esbuild.BuildOptions = {
@@ -119,16 +115,9 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
 /** Hash of every input of the production build: unchanged hash, unchanged output. */
 async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
-  const files = [
-    "deno.json",
-    "deno.lock",
-    PAGES_MODULE,
-    "server/define.ts",
-    "server/http/compress.ts",
-    ...await under("client"),
-    ...await under("server/build"),
-    ...await under("server/page"),
-  ].sort();
+  // All of server/: server/pages.ts bundles whatever server modules its loaders import.
+  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")]
+    .sort();
   const parts: BlobPart[] = [];
   for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
   return await sha256Hex(parts);

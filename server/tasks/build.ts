@@ -19,6 +19,7 @@ try {
     // deno.json's budget for each page's own JavaScript (gzip), which tests/payload_test.ts holds.
     const budget = JSON.parse(await Deno.readTextFile("deno.json")).budgets?.page * 1024;
     if (!(budget > 0)) throw new Error('deno.json: "budgets.page" must be a number of KB');
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
     for (const [module, { script, preload }] of Object.entries(manifest.pages)) {
       const sizes = [script, ...preload].map((url) =>
         Deno.stat(`${STATIC_DIR}${url}.gz`).catch(() => Deno.stat(`${STATIC_DIR}${url}`))
@@ -35,8 +36,4 @@ try {
   Deno.exitCode = 1;
 } finally {
   await esbuild.stop();
-}
-
-function kb(bytes: number): string {
-  return `${(bytes / 1024).toFixed(1)} KB`;
 }
