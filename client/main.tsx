@@ -1,12 +1,10 @@
-/** Browser entry: start loading monitoring if configured, then hydrate the server's render. */
+/** Browser entry: start loading monitoring if configured, load the page's chunk, hydrate. */
 import type { ErrorInfo } from "react";
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { readClientConfig, readPageData } from "./config.ts";
 import { ErrorBoundary } from "./error_boundary.tsx";
 import { ErrorBuffer } from "./error_buffer.ts";
-import { resolvePage } from "./page_table.ts";
-import { routes } from "./routes.tsx";
 import { disable as disableSentry } from "./sentry.ts";
 import "./styles.css";
 
@@ -24,14 +22,17 @@ if (config.sentry) {
 const root = document.getElementById("root");
 if (root === null) throw new Error("#root is missing from the server-rendered page");
 
-// The page and loader data the server rendered, so hydration matches it.
-const page = resolvePage(routes, location.pathname);
+// The page's own chunk and export, as the server rendered it (its HTML preloads the chunk): loaded
+// before hydration, so the first render matches the server's and nothing flashes.
+const { page, component } = root.dataset;
+if (!page || !component) throw new Error("#root names no page chunk");
+const Page = (await import(page))[component];
 const data = readPageData();
 
 hydrateRoot(
   root,
   <ErrorBoundary>
-    <App page={page} data={data} />
+    <App Page={Page} data={data} />
   </ErrorBoundary>,
   {
     onUncaughtError: (error, info) => report(error, info, "react.uncaught", false),

@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): Handler {
     }
   };
   // App handlers only (assets are noise, the tunnel would trace itself); caught inside the span.
-  const traced = (handler: ContextHandler, onError = internalError) =>
+  const traced = (handler: ContextHandler, onError: Parameters<typeof caught>[2] = internalError) =>
     monitoring.instrumentHandler(caught(handler, report, onError));
 
   const routes = new Map<string, Route>();

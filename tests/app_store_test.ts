@@ -34,13 +34,18 @@ const ROUTE = `  "/api/notes": {
     },
   },
 `;
-const LOADER = `  "/notes": async () => {
-    const kv = await openStore();
-    const latest = kv.list<{ text: string }>({ prefix: ["notes"] }, { reverse: true, limit: 20 });
-    return { notes: await Array.fromAsync(latest, (entry) => entry.value.text) };
-  },
+const LOADER = `    definePage({
+      path: "/notes",
+      title: "Notes",
+      Page: NotesPage,
+      loader: async () => {
+        const kv = await openStore();
+        const latest = kv.list<{ text: string }>({ prefix: ["notes"] }, { reverse: true, limit: 20 });
+        return { notes: await Array.fromAsync(latest, (entry) => entry.value.text) };
+      },
+    }),
 `;
-const PAGE = `import type { PageProps } from "../page_table.ts";
+const PAGE = `import type { PageProps } from "../../server/define.ts";
 
 export function NotesPage({ data }: PageProps<{ notes: string[] }>) {
   return <ul className="notes">{data.notes.map((text, i) => <li key={i}>{text}</li>)}</ul>;
@@ -68,23 +73,11 @@ Deno.test({
     await project.write("client/pages/notes.tsx", PAGE);
     await insertAfter(
       project,
-      "client/routes.tsx",
+      "server/pages.ts",
       /^import /,
-      'import { NotesPage } from "./pages/notes.tsx";',
+      'import { openStore } from "./store.ts";\nimport { NotesPage } from "../client/pages/notes.tsx";',
     );
-    await insertAfter(
-      project,
-      "client/routes.tsx",
-      /^\s*pages: \[$/,
-      '    { path: "/notes", title: "Notes", Page: NotesPage },',
-    );
-    await insertAfter(
-      project,
-      "server/loaders.ts",
-      /^import /,
-      'import { openStore } from "./store.ts";',
-    );
-    await insertAfter(project, "server/loaders.ts", /^export const loaders/, LOADER);
+    await insertAfter(project, "server/pages.ts", /^\s*pages: \[$/, LOADER);
     const routes = (await project.read("server/api/routes.ts"))
       .replace(
         /^import type \{ ApiRoutes \} from "\.\/router\.ts";$/m,

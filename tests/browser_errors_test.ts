@@ -100,7 +100,7 @@ Deno.test({
     // A server page without the element the entry script hydrates.
     await using proxy = startRewritingProxy(
       monitored.url,
-      (html) => html.replace('<div id="root">', '<div id="not-root">'),
+      (html) => html.replace('<div id="root"', '<div id="not-root"'),
     );
     const token = crypto.randomUUID();
     const url = `${proxy.url}?e2e=${token}`;

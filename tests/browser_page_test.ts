@@ -24,7 +24,7 @@ Deno.test({
     const raw = await (await fetch(monitored.url)).text();
     assert.match(
       raw,
-      /<div id="root"><div class="shell" data-hydrated="false">.*<main class="shell-main">/s,
+      /<div id="root"[^>]*><div class="shell" data-hydrated="false">.*<main class="shell-main">/s,
     );
 
     await using tab = await openTab();

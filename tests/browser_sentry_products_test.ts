@@ -13,7 +13,9 @@ import { waitForHydration } from "./support/browser_page.ts";
 import { ENVIRONMENT, startBrowserSuite, type Tab, WAIT_MS } from "./support/browser_suite.ts";
 import { copyProject } from "./support/dev.ts";
 import type { FakeIngest } from "./support/fake_ingest.ts";
-import { measurePayload } from "./support/payload.ts";
+import { readManifest } from "../server/build/manifest.ts";
+import { MANIFEST_FILE } from "../server/constants.ts";
+import { measurePayload, pageFiles, pageModuleOf } from "./support/payload.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 
 const { fixture, options, openTab, waitForItem, waitForItems, waitForError } =
@@ -121,7 +123,9 @@ Deno.test({
     const { monitored } = fixture!;
     const res = await fetch(monitored.url);
     assert.equal(res.headers.get("document-policy"), null);
-    assert.doesNotMatch(await res.text(), /replay|feedback|profiles|enableLogs/i);
+    const html = await res.text();
+    assert.doesNotMatch(html, /replay|feedback|profiles|enableLogs/i);
+    const manifest = await readManifest();
 
     await using tab = await openTab();
     const sentryStarted = tab.page.waitForRequest((r) => r.method() === "POST");
@@ -130,7 +134,9 @@ Deno.test({
     await sentryStarted;
     await tab.page.waitForLoadState("networkidle");
     const off = (await measurePayload()).filter((f) => f.settingsOff).map((f) => f.url);
-    assert.deepEqual(scriptsFetched(tab), off.sort(), "exactly what the budget counts as off");
+    // The shell's with every product off, and the page's own chunk.
+    const page = pageFiles(manifest, pageModuleOf(html, manifest));
+    assert.deepEqual(scriptsFetched(tab), [...off, ...page].sort(), "what the budgets count");
     assert.deepEqual(await tab.cspViolations(), []);
   },
 });
@@ -155,9 +161,12 @@ Deno.test({
     const events = await inflateRecording(await replayRecording(ingest, replay.replay_id));
     assert.ok(events.some((e) => (e as { type?: number }).type === 2), "a full snapshot");
 
-    // Every product's chunk, and nothing the build does not list.
-    const all = (await measurePayload(project.dir)).map((f) => f.url).sort();
-    assert.deepEqual(scriptsFetched(tab), all);
+    // Every product's chunk and the page's own, and nothing the build does not list.
+    const manifest = await readManifest(`${project.dir}/${MANIFEST_FILE}`);
+    const html = await (await fetch(allOn.url)).text();
+    const page = pageFiles(manifest, pageModuleOf(html, manifest));
+    const shell = (await measurePayload(project.dir)).filter((f) => !f.page).map((f) => f.url);
+    assert.deepEqual(scriptsFetched(tab), [...shell, ...page].sort());
     tab.assertOnlyTunnelPosts(allOn.url, ingest.port);
     assert.deepEqual(await tab.cspViolations(), []);
     tab.assertClean();

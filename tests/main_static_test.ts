@@ -26,8 +26,13 @@ Deno.test("GET / is a complete server-rendered HTML5 document", async () => {
   assert.match(html, /<meta charset="utf-8">/);
   assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
   assert.match(html, /<title>[^<]+<\/title>/);
-  // <App/> is rendered inside #root by react-dom/server, in its pre-hydration state.
-  assert.match(html, /<div id="root"><div class="shell" data-hydrated="false">.*<\/main>/s);
+  // <App/> is rendered inside #root by react-dom/server, in its pre-hydration state; #root names
+  // the page's chunk, which the document preloads.
+  const root =
+    /<div id="root" data-page="([^"]+)" data-component="\w+"><div class="shell" data-hydrated="false">.*<\/main>/s
+      .exec(html);
+  assert.ok(root, html);
+  assert.match(html, new RegExp(`<link rel="modulepreload" href="${root[1]}"`));
   const script = manifest.script.replace(/[.]/g, "\\.");
   assert.match(html, new RegExp(`<script type="module" src="${script}" nonce="[^"]+"></script>`));
   assert.match(html, new RegExp(`<link rel="modulepreload" href="${script}"`));

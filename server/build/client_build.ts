@@ -18,13 +18,17 @@ import {
 import { listFiles } from "../walk_files.ts";
 
 const ENTRY_POINT = "client/main.tsx";
-const REPLAY_WORKER_OUT = "replay-worker";
+const [REPLAY_WORKER, REPLAY_WORKER_OUT] = ["@sentry/replay/worker-bundler", "replay-worker"];
+// Each page module is a chunk of its own; the declarations (loaders too) reach the server only.
+const PAGES_DIR = "client/pages";
+const PAGES_MODULE = "server/pages.ts";
 
 /**
- * esbuild options for the browser's bundle and the server's copy of the pages (routes and `App`
- * in one module). Deno cannot import CSS, so that copy drops it; npm imports stay external.
+ * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
+ * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
+ * Deno cannot import CSS, so the server's drops it; npm packages stay external.
  */
-function esbuildOptions(mode: "production" | "development"): esbuild.BuildOptions[] {
+async function esbuildOptions(mode: "production" | "development"): Promise<esbuild.BuildOptions[]> {
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());
   const common = {
@@ -33,11 +37,24 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
     jsx: "automatic",
     define: { "process.env.NODE_ENV": JSON.stringify(mode) },
   } as const;
+  const forServer: esbuild.BuildOptions = {
+    ...common,
+    platform: "neutral",
+    packages: "external",
+    loader: { ".css": "empty" },
+    plugins: [importCheck],
+  };
+  // The modules of client/pages/ that server/pages.ts imports, found by bundling it alone.
+  const alone = { ...forServer, entryPoints: [PAGES_MODULE], write: false, metafile: true };
+  const { inputs } = (await esbuild.build(alone)).metafile!;
+  const pageModules = Object.keys(inputs).filter((path) =>
+    path.startsWith(`${PAGES_DIR}/`) && /\.[jt]sx?$/.test(path)
+  ).sort();
   const client: esbuild.BuildOptions = {
     ...common,
     // Replay's compression worker is a file of the build: the SDK's inlined copy would run from a
     // `blob:` URL, which the CSP refuses.
-    entryPoints: [ENTRY_POINT, { in: "@sentry/replay/worker-bundler", out: REPLAY_WORKER_OUT }],
+    entryPoints: [ENTRY_POINT, { in: REPLAY_WORKER, out: REPLAY_WORKER_OUT }, ...pageModules],
     outdir: BUILD_DIR,
     splitting: true,
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
@@ -54,25 +71,40 @@ function esbuildOptions(mode: "production" | "development"): esbuild.BuildOption
       __SENTRY_DEBUG__: String(!production),
       __SENTRY_EXCLUDE_REPLAY_WORKER__: "true",
     },
-    plugins: [importCheck, sentryProductsApart()],
+    plugins: [importCheck, sentryProductsApart(), pagesImportShared()],
   };
   const server: esbuild.BuildOptions = {
-    ...common,
+    ...forServer,
     stdin: {
-      contents: 'export { routes } from "./client/routes.tsx";\n' +
-        'export { App } from "./client/App.tsx";\n',
+      contents: [
+        `export { pages } from "./${PAGES_MODULE}";`,
+        'export { App } from "./client/App.tsx";',
+        ...pageModules.map((path, i) => `import * as m${i} from "./${path}";`),
+        `export const pageModules = [${pageModules.map((p, i) => `["${p}", m${i}]`).join(", ")}];`,
+      ].join("\n"),
       resolveDir: ".",
       loader: "ts",
       sourcefile: "server-pages.ts",
     },
     outfile: SERVER_BUNDLE,
-    platform: "neutral",
-    packages: "external",
-    loader: { ".css": "empty" },
     sourcemap: "inline",
-    plugins: [importCheck],
   };
   return [client, server];
+}
+
+// The shell's modules a page may import: each page module imports them all first (on its first
+// line: source maps keep their lines), so they share one set of importers and stay in the shell's
+// chunks whichever a page uses. Pages coming and going never change the shell's bytes.
+function pagesImportShared(): esbuild.Plugin {
+  const shared = ["react", "react/jsx-runtime", "config.ts", "sentry.ts", "use_hydrated.ts"]
+    .map((path) => `import "${path.endsWith(".ts") ? `${Deno.cwd()}/client/${path}` : path}";`);
+  const pages = new RegExp(`^${RegExp.escape(`${Deno.cwd()}/${PAGES_DIR}/`)}.*\\.([jt]sx?)$`);
+  const setup = (build: esbuild.PluginBuild) =>
+    build.onLoad({ filter: pages }, async ({ path }) => ({
+      contents: shared.join("") + await Deno.readTextFile(path),
+      loader: pages.exec(path)![1] as esbuild.Loader,
+    }));
+  return { name: "pages-import-shared", setup };
 }
 
 async function sha256Hex(parts: BlobPart[]): Promise<string> {
@@ -83,15 +115,9 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
 /** Hash of every input of the production build: unchanged hash, unchanged output. */
 async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
-  const files = [
-    "deno.json",
-    "deno.lock",
-    "server/loaders.ts",
-    "server/http/compress.ts",
-    ...await under("client"),
-    ...await under("server/build"),
-    ...await under("server/page"),
-  ].sort();
+  // All of server/: server/pages.ts bundles whatever server modules its loaders import.
+  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")]
+    .sort();
   const parts: BlobPart[] = [];
   for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
   return await sha256Hex(parts);
@@ -103,25 +129,34 @@ export async function build(): Promise<Manifest> {
   await Deno.remove(BUILD_DIR, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  const [client] = await Promise.all(esbuildOptions("production").map((o) => esbuild.build(o)));
+  const options = await esbuildOptions("production");
+  const [client] = await Promise.all(options.map((o) => esbuild.build(o)));
   return await finishBuild(client.metafile!, inputHash, true);
 }
 
 /** Dev mode's incremental build (unminified, uncompressed); each rebuild drops the last outputs. */
 export async function incrementalBuild() {
   await Deno.mkdir(BUILD_DIR, { recursive: true });
-  const [client, server] = await Promise.all(
-    esbuildOptions("development").map((options) => esbuild.context(options)),
-  );
+  let entries = "";
+  let contexts: esbuild.BuildContext[] = [];
+  const dispose = () => Promise.all(contexts.map((context) => context.dispose()));
   return {
     async rebuild(): Promise<void> {
+      // A page module added or removed changes the entry points: new contexts, once.
+      const options = await esbuildOptions("development");
+      if (JSON.stringify(options[0].entryPoints) !== entries) {
+        await dispose();
+        contexts = await Promise.all(options.map((o) => esbuild.context(o)));
+        entries = JSON.stringify(options[0].entryPoints);
+      }
+      const [client, server] = contexts;
       const { metafile } = await client.rebuild();
       await server.rebuild();
       // Never up to date for `build --if-needed`: production must build again.
       await finishBuild(metafile!, "development", false);
       await removeStaleOutputs(metafile!);
     },
-    dispose: () => Promise.all([client.dispose(), server.dispose()]),
+    dispose,
   };
 }
 
@@ -173,23 +208,32 @@ export function manifestFromMetafile(
     path.startsWith(`${BUILD_DIR}/${REPLAY_WORKER_OUT}-`) && out.entryPoint !== undefined
   )!;
   // Every chunk reachable by static imports: preloading saves a round trip per nesting level.
-  const preload = new Set<string>();
-  const visit = (from: string) => {
+  const reachable = (from: string, found = new Set<string>()) => {
     for (const imp of metafile.outputs[from].imports) {
-      if (imp.kind !== "import-statement" || imp.external || preload.has(imp.path)) continue;
-      preload.add(imp.path);
-      visit(imp.path);
+      if (imp.kind !== "import-statement" || imp.external || found.has(imp.path)) continue;
+      found.add(imp.path);
+      reachable(imp.path, found);
     }
+    return found;
   };
-  visit(entry);
+  const shell = reachable(entry);
   const toUrl = (path: string) => path.slice(STATIC_DIR.length);
+  // A page's chunk preloads only what the shell does not already load.
+  const pages = outputs.filter(([path, out]) =>
+    path.endsWith(".js") && out.entryPoint?.startsWith(`${PAGES_DIR}/`)
+  ).map(([path, out]) => [out.entryPoint!, {
+    script: toUrl(path),
+    preload: [...reachable(path)].filter((p) => p !== entry && !shell.has(p)).map(toUrl),
+    styles: out.cssBundle ? [toUrl(out.cssBundle)] : [],
+  }]);
   return {
     buildId,
     inputHash,
     script: toUrl(entry),
-    preload: [...preload].map(toUrl),
+    preload: [...shell].map(toUrl),
     styles: output.cssBundle ? [toUrl(output.cssBundle)] : [],
     replayWorker: toUrl(worker),
+    pages: Object.fromEntries(pages),
   };
 }
 

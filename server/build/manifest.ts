@@ -14,6 +14,8 @@ export interface Manifest {
   readonly styles: readonly string[];
   /** Session Replay's compression worker, loaded only while replays are on. */
   readonly replayWorker: string;
+  /** Each page module's chunk, what only it imports and its styles, by module (client/pages/...). */
+  readonly pages: Readonly<Record<string, Pick<Manifest, "script" | "preload" | "styles">>>;
 }
 
 /** The text of a file the build writes; a missing one is an error that says to run the build. */

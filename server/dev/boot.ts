@@ -5,7 +5,7 @@
 import type { DevTools } from "../lifecycle/boot.ts";
 import { type Config, StartupError } from "../lifecycle/config.ts";
 import type { RenderedPages } from "../page/rendered_pages.ts";
-import { DEV_PATHS, SERVER_BUNDLE } from "../constants.ts";
+import { DEV_PATHS } from "../constants.ts";
 import { DevInbox, inboxFetch, inboxPage, inboxTransport } from "./inbox.ts";
 import { errorResponse, type Failure, locate } from "./error_page.ts";
 import { liveReload } from "./live_reload.ts";
@@ -31,6 +31,8 @@ export function startDevTools(config: Config): DevTools {
     tunnelFetch: (upstream) =>
       inbox ? inboxFetch(inbox, upstream, config.tunnelMaxBodyBytes) : upstream,
     renderPages: config.devMode ? () => renderDevPages(failedPages) : undefined,
+    pageError: (error, req) =>
+      errorResponse(req, failure(`Loading ${new URL(req.url).pathname} failed`, error)),
     // In front of the app, so neither traced (the inbox would fill itself) nor request-logged
     // (the reload stream stays open for hours).
     wrap: (app) => (req, info) => {
@@ -49,16 +51,17 @@ export function startDevTools(config: Config): DevTools {
 
 // Not imported above: the inbox alone (DEV_INBOX without DEV_MODE) never loads React.
 async function renderDevPages(failed: Map<string, Failure>): Promise<RenderedPages> {
-  const [{ renderPages }, { routes, App }, { loaders }] = await Promise.all([
-    import("../page/render.ts"),
-    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
-    import("../loaders.ts"),
-  ]);
-  return renderPages(routes, App, new Set(Object.keys(loaders)), (path, error) => {
-    const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
-    failed.set(path, { title: `Rendering ${path} failed`, where, detail: text });
-    console.error(`dev: rendering ${path} failed${where ? ` at ${where}` : ""}:`, error);
+  const { importServerBundle, renderPages } = await import("../page/render.ts");
+  return renderPages(await importServerBundle(), (path, error) => {
+    failed.set(path, failure(`Rendering ${path} failed`, error));
   });
+}
+
+// What the error page shows, said on the console too: "dev: Loading /x failed at ...".
+function failure(title: string, error: unknown): Failure {
+  const { text, where } = locate(error instanceof Error ? error.stack! : String(error), ROOT);
+  console.error(`dev: ${title}${where ? ` at ${where}` : ""}:`, error);
+  return { title, where, detail: text };
 }
 
 /** Whether a listen address only accepts connections from this machine. */

@@ -106,16 +106,16 @@ export function serveRoutes(options: ServeOptions): Handler {
   };
 }
 
-/** `handler`, answering `onError()` (and reporting) when it throws or rejects. */
+/** `handler`, answering `onError(error, req)` (and reporting) when it throws or rejects. */
 export function caught(
   handler: ContextHandler,
   report: Report,
-  onError: () => Response = internalError,
+  onError: (error: unknown, req: Request) => Response = internalError,
 ): ContextHandler {
   return (req, info, ctx) =>
     answerOrElse(() => handler(req, info, ctx), (error) => {
       report(error, req);
-      return onError();
+      return onError(error, req);
     });
 }
 

@@ -1,6 +1,5 @@
 /** Start-up for both entries: config, permission check, build, monitoring, the app's handler. */
 import { createApp } from "../app.ts";
-import type { LivePages } from "../page/handler.ts";
 import type { Handler } from "../http/request_context.ts";
 import { badSetting, loadConfig, readEnv, StartupError } from "./config.ts";
 import "../settings.ts"; // read as it loads: a bad app setting stops start-up below
@@ -10,7 +9,7 @@ import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
-import { SERVER_BUNDLE, STATIC_DIR } from "../constants.ts";
+import { STATIC_DIR } from "../constants.ts";
 
 /**
  * What development adds (server/dev/boot.ts); declared here so production never imports a dev
@@ -21,6 +20,8 @@ export interface DevTools {
   readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
   tunnelFetch(upstream: typeof fetch): typeof fetch;
   readonly renderPages?: () => Promise<RenderedPages>;
+  /** The dev error page for a loader that threw, in place of the app's 500 page. */
+  readonly pageError?: (error: unknown, req: Request) => Response;
   wrap(app: Handler): Handler;
 }
 
@@ -53,7 +54,12 @@ export async function createServerApp(env = readEnv()) {
       transport: dev?.transport,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
-  const live = await livePages();
+  // Pages with loaders render per request: only then does React's server renderer load.
+  const live = pages.live.length === 0
+    ? undefined
+    : await import("../page/render.ts").then(async (m) =>
+      m.livePages(await m.importServerBundle())
+    );
   const app = createApp({
     config,
     manifest,
@@ -63,28 +69,7 @@ export async function createServerApp(env = readEnv()) {
     monitoring,
     fetch: upstreamFetch,
     live,
+    pageError: config.devMode ? dev?.pageError : undefined,
   });
   return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
-}
-
-/** Pages with loaders, rendered per request; React's server renderer loads only if one exists. */
-async function livePages(): Promise<LivePages | undefined> {
-  const { loaders } = await import("../loaders.ts");
-  const paths = Object.keys(loaders);
-  if (paths.length === 0) return undefined;
-  const [{ renderPageStream }, { routes, App }] = await Promise.all([
-    import("../page/render.ts"),
-    import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href),
-  ]);
-  const unknown = paths.find((path) => !routes.pages.has(path));
-  if (unknown !== undefined) {
-    throw new StartupError(
-      `server/loaders.ts: ${unknown} has a loader but no page in client/routes.tsx`,
-    );
-  }
-  return {
-    loaders,
-    routes,
-    renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
-  };
 }

@@ -28,13 +28,21 @@ export interface DocumentShell {
 const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
-/** Build a function that writes one request's document (`start + appHtml + end(data)`). */
+/** Build a function that writes one request's document (`start + appHtml + end(data)`): the
+ * shell's script and styles, and the page's own chunk, which `#root` names for hydration. */
 export function documentShell(
   manifest: Manifest,
   page: Omit<RenderedPage, "appHtml">,
   options: DocumentOptions,
 ): (parts: RequestParts) => DocumentShell {
   const nonce = `nonce="${NONCE}"`;
+  // The build wrote both the page and its chunk; Object.hasOwn, as the name is the team's.
+  const { module = "", component = "" } = page;
+  const chunk = Object.hasOwn(manifest.pages, module) ? manifest.pages[module] : undefined;
+  const pageScripts = chunk ? [chunk.script, ...chunk.preload] : [];
+  const names = chunk
+    ? ` data-page="${escapeHtml(chunk.script)}" data-component="${escapeHtml(component)}"`
+    : "";
   const script = (src: string) =>
     `<script type="module" src="${escapeHtml(src)}" ${nonce}></script>`;
   const start = [
@@ -50,8 +58,10 @@ export function documentShell(
         `<meta name="${escapeHtml(name)}" content="${escapeHtml(content!)}">`
       ),
     HEAD,
-    ...manifest.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`),
-    ...[manifest.script, ...manifest.preload].map((href) =>
+    ...[...manifest.styles, ...chunk?.styles ?? []].map((href) =>
+      `<link rel="stylesheet" href="${escapeHtml(href)}">`
+    ),
+    ...[manifest.script, ...manifest.preload, ...pageScripts].map((href) =>
       `<link rel="modulepreload" href="${escapeHtml(href)}" ${nonce}>`
     ),
     '<link rel="icon" href="/favicon.svg" type="image/svg+xml">',
@@ -62,7 +72,7 @@ export function documentShell(
     ...(options.devScript ? [script(options.devScript)] : []),
     "</head>",
     "<body>",
-    '<div id="root">',
+    `<div id="root"${names}>`,
   ].join("\n");
   const dataScript = (data: unknown) =>
     data === undefined

@@ -1,10 +1,11 @@
 /** The app's pages: prerendered, or with a loader streamed per request; every other path shares
  * one not-found page, so no path a client makes up is ever rendered. */
+import type { Shell } from "./render.ts";
 import type { Manifest } from "../build/manifest.ts";
 import type { Config } from "../lifecycle/config.ts";
 import type { Monitoring } from "../monitoring/monitoring.ts";
 import type { RenderedPage, RenderedPages } from "./rendered_pages.ts";
-import type { ResolvedPage, Routes } from "../../client/page_table.ts";
+import type { PageLoader } from "../define.ts";
 import {
   type AnswerBody,
   type ContextHandler,
@@ -16,51 +17,38 @@ import { DEV_PATHS } from "../constants.ts";
 import { contentSecurityPolicy, createNonce, cspReports } from "./csp.ts";
 import { documentShell } from "./document.ts";
 
-/** What a page's loader gets besides the request. */
-export interface LoaderContext {
-  readonly requestId: string;
-  /** The client's address: the socket's, or with TRUST_PROXY from X-Forwarded-For. */
-  readonly clientAddress: string;
-  /** Answer the app's not-found page (404) instead: `return ctx.notFound();`. */
-  notFound(): Response;
+/** A page with a loader: its head and chunk, component, and loader (server/pages.ts). */
+export interface LivePage extends Omit<RenderedPage, "appHtml"> {
+  readonly Page: Parameters<Shell>[0]["Page"];
+  readonly loader: PageLoader;
 }
 
-/** A page's loader: its data (anything JSON can carry) or a Response to send instead
- * (`Response.redirect(...)`, `ctx.notFound()`); it runs in the request's Sentry span. */
-export type PageLoader = (req: Request, ctx: LoaderContext) => unknown;
-
-/** Loaders by the page path they serve. */
-export type Loaders = Readonly<Record<string, PageLoader>>;
-
-/** What pages with loaders need: the pages' components and React's streaming renderer. */
+/** What pages with loaders need: the pages and React's streaming renderer. */
 export interface LivePages {
-  readonly loaders: Loaders;
-  readonly routes: Routes;
-  readonly renderStream: (
-    page: ResolvedPage,
-    data: unknown,
-    nonce: string,
-  ) => Promise<ReadableStream<Uint8Array>>;
+  readonly pages: ReadonlyMap<string, LivePage>;
+  renderStream(Page: LivePage["Page"], data: unknown, nonce: string): Promise<ReadableStream>;
 }
 
 /** `GET`/`HEAD` handlers: each page by exact path, the 404 page, the 500 page for a loader. */
 export interface PageHandlers {
   readonly pages: ReadonlyMap<string, ContextHandler>;
   readonly notFound: ContextHandler;
-  readonly error: () => Response;
+  readonly error: (error: unknown, req: Request) => Response;
 }
 
 /** What the pages are served from (part of the app's dependencies). */
 export interface PageDeps {
   readonly config: Config;
   readonly manifest: Manifest;
-  /** The pages of `client/routes.tsx`, rendered to HTML (by the build, or in dev at start). */
+  /** The pages of `server/pages.ts`, rendered to HTML (by the build, or in dev at start). */
   readonly pages: RenderedPages;
   /** The release reported to monitoring and on /healthz. */
   readonly release: string;
   readonly monitoring: Monitoring;
-  /** Pages with loaders (server/loaders.ts), when there are any. */
+  /** Pages with loaders, when there are any. */
   readonly live?: LivePages;
+  /** Dev mode's answer to a loader's error (the dev error page), instead of the app's 500. */
+  readonly pageError?: (error: unknown, req: Request) => Response;
 }
 
 /** Render every page once and build the handlers that serve them. */
@@ -126,10 +114,10 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
   const errorPage = prerendered(deps.pages.error, 500, true);
 
   const NOT_FOUND = new Response(null, { status: 404 });
-  const withLoader = (page: ResolvedPage, loader: PageLoader, live: LivePages): ContextHandler => {
+  const withLoader = (page: LivePage, live: LivePages): ContextHandler => {
     const shell = shellFor(page);
     return async (req, info, ctx) => {
-      const data = await loader(req, {
+      const data = await page.loader(req, {
         requestId: ctx.requestId,
         clientAddress: clientAddress(req, info, config.trustProxy),
         notFound: () => NOT_FOUND,
@@ -141,7 +129,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
       // Before the first byte goes out: data JSON cannot carry (a BigInt, a cycle) must throw
       // here, for the error page, not cut off a page already answered 200.
       const tail = end(data);
-      const app = await live.renderStream(page, data, nonce);
+      const app = await live.renderStream(page.Page, data, nonce);
       const document = app.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
           start: (out) => out.enqueue(encoder.encode(start)),
@@ -157,11 +145,8 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
     const answer = prerendered(page, 200, true);
     pages.set(path, (_req, _info, ctx) => answer(ctx));
   }
-  const live = deps.live;
-  for (const [path, loader] of Object.entries(live?.loaders ?? {})) {
-    pages.set(path, withLoader(live!.routes.pages.get(path)!, loader, live!));
-  }
-  return { pages, notFound, error: () => errorPage() };
+  for (const [path, page] of deps.live?.pages ?? []) pages.set(path, withLoader(page, deps.live!));
+  return { pages, notFound, error: deps.pageError ?? (() => errorPage()) };
 }
 
 const encoder = new TextEncoder();

@@ -1,19 +1,21 @@
 /** Prerendered pages as the build stores them; free of React, so production never loads it. */
 import { PAGES_FILE } from "../constants.ts";
 import { readBuildFile } from "../build/manifest.ts";
+import type { PageHead } from "../define.ts";
 
-/** One page's head (title, description, meta tags) and the HTML React rendered for it. */
-export interface RenderedPage {
-  readonly title: string;
-  readonly description?: string;
-  readonly meta?: Readonly<Record<string, string>>;
-  /** `renderToString(<App page={...} />)`, placed in `<div id="root">`. */
+/** One page's head, where the browser finds its component (the page module and export name;
+ * none for tests' own pages), and the HTML React rendered for it, placed in `<div id="root">`. */
+export interface RenderedPage extends PageHead {
+  readonly module?: string;
+  readonly component?: string;
   readonly appHtml: string;
 }
 
 /** Every declared page by exact path, the page for every other path, and the error page. */
 export interface RenderedPages {
   readonly pages: ReadonlyMap<string, RenderedPage>;
+  /** The pages with a loader, rendered per request instead. */
+  readonly live: readonly string[];
   readonly notFound: RenderedPage;
   readonly error: RenderedPage;
 }
@@ -34,12 +36,14 @@ export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPage
   const entries: unknown = parsed?.pages;
   if (
     !Array.isArray(entries) || !isPage(parsed.notFound) || !isPage(parsed.error) ||
+    !parsed.live?.every?.((path: unknown) => typeof path === "string") ||
     !entries.every((e) => Array.isArray(e) && typeof e[0] === "string" && isPage(e[1]))
   ) {
     throw new Error(`${file} is not a page file this build writes: run \`deno task build\``);
   }
   return {
     pages: new Map(entries as [string, RenderedPage][]),
+    live: parsed.live,
     notFound: parsed.notFound,
     error: parsed.error,
   };

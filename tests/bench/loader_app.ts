@@ -9,15 +9,14 @@ import { copyProject, type ProjectCopy } from "../support/dev.ts";
 export async function loaderProject(backendUrl: string, under: string): Promise<ProjectCopy> {
   const project = await copyProject([], under);
   try {
-    await project.write(
-      "server/loaders.ts",
-      `import type { Loaders } from "./page/handler.ts";
-
-export const loaders: Loaders = {
-  "/": async () => ({ backend: await (await fetch(${JSON.stringify(backendUrl)})).text() }),
-};
-`,
-    );
+    // The shell's `/` declaration, given a loader.
+    const pages = await project.read("server/pages.ts");
+    const loader = `loader: async () => ({ backend: await (await fetch(${
+      JSON.stringify(backendUrl)
+    })).text() }),`;
+    const withLoader = pages.replace(/(\n\s*)Page: HomePage/, `$1${loader}$1Page: HomePage`);
+    if (withLoader === pages) throw new Error("server/pages.ts declares no `Page: HomePage`");
+    await project.write("server/pages.ts", withLoader);
     const denoJson = JSON.parse(await project.read("deno.json"));
     denoJson.permissions.app.net = [new URL(backendUrl).host];
     await project.write("deno.json", JSON.stringify(denoJson, null, 2));

@@ -1,15 +1,13 @@
 /**
- * The team's pages (client/routes.tsx) as the server loads them: through the bundle the build
+ * The team's pages (server/pages.ts) as the server loads them: through the bundle the build
  * writes, which drops the pages' CSS imports (Deno cannot load CSS). Tests of the shell take the
- * pages from here, never by importing client/routes.tsx or client/pages/.
+ * pages from here, never by importing server/pages.ts or client/pages/.
  */
-import type { App } from "../../client/App.tsx";
-import type { Routes } from "../../client/page_table.ts";
-import { SERVER_BUNDLE } from "../../server/constants.ts";
+import { importServerBundle, type ServerBundle } from "../../server/page/render.ts";
 import { assertBuildCurrent } from "./server.ts";
 
-/** The app's routes and shell component, from the current build (throws if it is stale). */
-export async function appPages(): Promise<{ routes: Routes; App: typeof App }> {
+/** The app's pages, shell component and page modules, from the current build (throws if stale). */
+export async function appPages(): Promise<Required<ServerBundle>> {
   await assertBuildCurrent();
-  return await import(new URL(`../../${SERVER_BUNDLE}`, import.meta.url).href);
+  return await importServerBundle() as Required<ServerBundle>;
 }

@@ -13,10 +13,9 @@ import { type MonitoringOptions, startMonitoring } from "../../server/monitoring
 import { indexStaticFiles } from "../../server/http/static_files.ts";
 import { FailureLog } from "../../server/http/failure_log.ts";
 import type { ApiRoutes } from "../../server/api/router.ts";
-import type { Loaders } from "../../server/page/handler.ts";
-import { renderPages, renderPageStream } from "../../server/page/render.ts";
+import { livePages, renderPages } from "../../server/page/render.ts";
 import { App } from "../../client/App.tsx";
-import { fixtureRoutes } from "../fixtures/routes.tsx";
+import { type FixtureLoaders, fixtureRoutesWith } from "../fixtures/routes.tsx";
 import type { FakeIngest } from "./fake_ingest.ts";
 
 const manifest = await readManifest();
@@ -29,7 +28,7 @@ export function startMonitoredApp(
   apiRoutes: ApiRoutes = {},
   env: Record<string, string> = {},
   options: MonitoringOptions = {},
-  loaders?: Loaders,
+  loaders?: FixtureLoaders,
 ) {
   const config = loadConfig({
     SENTRY_DSN: ingest.dsn("key", "7"),
@@ -40,21 +39,18 @@ export function startMonitoredApp(
     ...env,
   });
   const monitoring = startMonitoring(config, "r1", options);
+  const bundle = loaders && { pages: fixtureRoutesWith(loaders), App };
   const app = createApp({
     config,
     manifest,
-    pages: loaders ? renderPages(fixtureRoutes, App, new Set(Object.keys(loaders))) : pages,
+    pages: bundle ? renderPages(bundle) : pages,
     staticIndex,
     release: "r1",
     monitoring,
     apiRoutes,
     logLine: () => {},
     failureLog: new FailureLog({ write: () => {} }),
-    live: loaders && {
-      loaders,
-      routes: fixtureRoutes,
-      renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
-    },
+    live: bundle && livePages(bundle),
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: config.port, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;

@@ -21,6 +21,17 @@ const metafile = {
     "static/build/chunks/deep-EEEE.js": { imports: [] },
     "static/build/chunks/lazy-DDDD.js": { imports: [] },
     "static/build/main-CCCC.css": { imports: [] },
+    "static/build/home-GGGG.js": {
+      entryPoint: "client/pages/home.tsx",
+      cssBundle: "static/build/home-HHHH.css",
+      imports: [
+        { path: "static/build/chunks/chunk-BBBB.js", kind: "import-statement" },
+        { path: "static/build/chunks/home-only-IIII.js", kind: "import-statement" },
+      ],
+    },
+    "static/build/chunks/home-only-IIII.js": {
+      imports: [{ path: "static/build/chunks/deep-EEEE.js", kind: "import-statement" }],
+    },
     "static/build/replay-worker-FFFF.js.map": { imports: [] },
     "static/build/replay-worker-FFFF.js": {
       entryPoint: "node_modules/@sentry/replay/build/npm/esm/worker-bundler.js",
@@ -29,7 +40,7 @@ const metafile = {
   },
 } as unknown as Metafile;
 
-Deno.test("manifestFromMetafile: entry, styles, static imports and Replay's worker as URL paths", () => {
+Deno.test("manifestFromMetafile: entry, styles, static imports, Replay's worker, each page's chunk", () => {
   assert.deepEqual(manifestFromMetafile(metafile, "b1", "h1"), {
     buildId: "b1",
     inputHash: "h1",
@@ -37,6 +48,14 @@ Deno.test("manifestFromMetafile: entry, styles, static imports and Replay's work
     preload: ["/build/chunks/chunk-BBBB.js", "/build/chunks/deep-EEEE.js"],
     styles: ["/build/main-CCCC.css"],
     replayWorker: "/build/replay-worker-FFFF.js",
+    // What the shell loads already is not preloaded again for the page.
+    pages: {
+      "client/pages/home.tsx": {
+        script: "/build/home-GGGG.js",
+        preload: ["/build/chunks/home-only-IIII.js"],
+        styles: ["/build/home-HHHH.css"],
+      },
+    },
   });
 });
 

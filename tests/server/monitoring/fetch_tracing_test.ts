@@ -5,8 +5,7 @@
 import assert from "node:assert/strict";
 import * as Sentry from "@sentry/deno";
 import type { Event } from "@sentry/core";
-import type { Loaders } from "../../../server/page/handler.ts";
-import { fixtureApiRoutes } from "../../fixtures/routes.tsx";
+import { fixtureApiRoutes, type FixtureLoaders } from "../../fixtures/routes.tsx";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 import { startMonitoredApp } from "../../support/monitored_app.ts";
 import { rawRequest } from "../../support/raw_http.ts";
@@ -53,7 +52,7 @@ Deno.test({
   const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const down = `http://127.0.0.1:${closed.addr.port}`;
   closed.close();
-  const loaders: Loaders = {
+  const loaders: FixtureLoaders = {
     "/data": async (req) => {
       Sentry.logger.info("loading data");
       const statuses = [];
@@ -155,7 +154,7 @@ Deno.test({
   sanitizeResources: false,
 }, async () => {
   await using ingest = startFakeIngest();
-  const loaders: Loaders = {
+  const loaders: FixtureLoaders = {
     "/data": () => (Sentry.logger.info("loading data"), { name: "quiet" }),
   };
   await using app = startMonitoredApp(ingest, {}, {}, {}, loaders);
@@ -184,7 +183,7 @@ Deno.test({
     return new Response(null, { status, headers: { location } });
   });
   const targetUrl = `http://127.0.0.1:${target.addr.port}`;
-  const loaders: Loaders = {
+  const loaders: FixtureLoaders = {
     "/data": async () => {
       const got = await fetch(`${targetUrl}/hop`, { headers: { authorization: "Bearer t" } });
       const posted = await fetch(`${targetUrl}/away`, { method: "POST", body: "payload" });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { documentShell } from "../../../server/page/document.ts";
+import type { RenderedPage } from "../../../server/page/rendered_pages.ts";
 
 const manifest = {
   buildId: "b",
@@ -8,10 +9,17 @@ const manifest = {
   preload: ["/build/chunks/c-B.js"],
   styles: ["/build/main-C.css"],
   replayWorker: "/build/replay-worker-D.js",
+  pages: {
+    "client/pages/a.tsx": {
+      script: "/build/a-E.js",
+      preload: ["/build/chunks/only-a-F.js"],
+      styles: ["/build/a-G.css"],
+    },
+  },
 };
 
 function render(
-  page: { title: string; description?: string; meta?: Record<string, string> },
+  page: Omit<RenderedPage, "appHtml">,
   parts = { nonce: "N0NCE", headTags: "" },
   data?: unknown,
 ) {
@@ -62,4 +70,19 @@ Deno.test("documentShell: a loader's data as JSON after #root, never executable"
   assert.ok(json, html);
   assert.deepEqual(JSON.parse(json), data);
   assert.equal((html.match(/<script/g) ?? []).length, 3, "the data opened no script of its own");
+});
+
+Deno.test("documentShell: a page's own chunk, the chunks only it imports and its styles; #root names it", () => {
+  const html = render({ title: "A", module: "client/pages/a.tsx", component: "APage" });
+  const preloads = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(preloads, [
+    "/build/main-A.js",
+    "/build/chunks/c-B.js",
+    "/build/a-E.js",
+    "/build/chunks/only-a-F.js",
+  ]);
+  const styles = [...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(styles, ["/build/main-C.css", "/build/a-G.css"]);
+  assert.ok(html.includes('<div id="root" data-page="/build/a-E.js" data-component="APage">'));
+  assert.ok(render({ title: "P", module: "__proto__" }).includes('<div id="root">'));
 });

@@ -3,7 +3,7 @@ import { rawRequest } from "../../support/raw_http.ts";
 import { App } from "../../../client/App.tsx";
 import { fixtureApp } from "../../fixtures/app.ts";
 import { FixtureHomePage, fixtureRoutes, renders } from "../../fixtures/routes.tsx";
-import { defineRoutes } from "../../../client/page_table.ts";
+import { definePages } from "../../../server/define.ts";
 import { renderPages } from "../../../server/page/render.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { readManifest } from "../../../server/build/manifest.ts";
@@ -129,12 +129,16 @@ Deno.test("pages are traced and get the trace tags; HEAD has GET's headers; POST
 
 Deno.test("a page whose path is a server route or under /api/ stops start-up", async () => {
   for (const path of ["/healthz", "/monitoring", "/api/about"]) {
-    const routes = defineRoutes({
+    const routes = definePages({
       pages: [{ path, title: "x", Page: FixtureHomePage }],
       notFound: fixtureRoutes.notFound,
       error: fixtureRoutes.error,
     });
-    await assert.rejects(() => fixtureApp({ pages: renderPages(routes, App) }), Error, path);
+    await assert.rejects(
+      () => fixtureApp({ pages: renderPages({ pages: routes, App }) }),
+      Error,
+      path,
+    );
   }
 });
 

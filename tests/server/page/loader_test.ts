@@ -14,14 +14,13 @@ import { FailureLog } from "../../../server/http/failure_log.ts";
 import { indexStaticFiles } from "../../../server/http/static_files.ts";
 import { loadConfig } from "../../../server/lifecycle/config.ts";
 import { startMonitoring } from "../../../server/monitoring/sentry.ts";
-import type { Loaders } from "../../../server/page/handler.ts";
-import { renderPages, renderPageStream } from "../../../server/page/render.ts";
-import { fixtureRoutes } from "../../fixtures/routes.tsx";
+import { livePages, renderPages } from "../../../server/page/render.ts";
+import { type FixtureLoaders, fixtureRoutesWith } from "../../fixtures/routes.tsx";
 import { startFakeIngest } from "../../support/fake_ingest.ts";
 
 class LoaderFailed extends Error {}
 
-const loaders: Loaders = {
+const loaders: FixtureLoaders = {
   "/data": (req, ctx) => {
     const name = new URL(req.url).searchParams.get("name");
     if (name === "fail") throw new LoaderFailed("the loader failed");
@@ -47,20 +46,17 @@ Deno.test({
       PORT: "0",
     });
     const monitoring = startMonitoring(config, "r1");
+    const bundle = { pages: fixtureRoutesWith(loaders), App };
     const app = createApp({
       config,
       manifest: await readManifest(),
       staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
-      pages: renderPages(fixtureRoutes, App, new Set(Object.keys(loaders))),
+      pages: renderPages(bundle),
       release: "r1",
       monitoring,
       logLine: () => {},
       failureLog: new FailureLog({ write: () => {} }),
-      live: {
-        loaders,
-        routes: fixtureRoutes,
-        renderStream: (page, data, nonce) => renderPageStream(App, page, data, nonce),
-      },
+      live: livePages(bundle),
     });
     const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
     const url = (path: string) => `http://127.0.0.1:${server.addr.port}${path}`;

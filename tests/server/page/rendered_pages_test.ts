@@ -6,7 +6,12 @@ Deno.test("rendered pages: what the build writes reads back the same; anything e
   const file = `${dir}/.pages.json`;
   try {
     const pages = {
-      pages: new Map([["/", { title: "Home", appHtml: "<main>é</main>" }]]),
+      pages: new Map([["/", {
+        title: "Home",
+        module: "client/pages/h.tsx",
+        appHtml: "<main>é</main>",
+      }]]),
+      live: ["/data"],
       notFound: { title: "Not found", appHtml: "<main>404</main>" },
       error: { title: "Failed", description: "d", appHtml: "<main>500</main>" },
     };

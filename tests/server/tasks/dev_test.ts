@@ -1,8 +1,9 @@
 /**
  * `deno task dev` end to end, in a throwaway copy of the project: a save rebuilds and restarts
  * (the reload stream then greets open pages with a new id, so they reload); a broken build, a
- * server that cannot start and a page that throws while rendering each show one error page with
- * file:line in plain text (JSON under /api/), and the next good save recovers on the same port.
+ * server that cannot start, a page that throws while rendering and a loader that throws each show
+ * one error page with file:line in plain text (JSON under /api/), and the next good save recovers
+ * on the same port.
  * A SIGTERM to deno task, or to an npx above it, leaves none of its processes behind.
  */
 import assert from "node:assert/strict";
@@ -87,16 +88,18 @@ Deno.test("deno task dev: rebuild and reload, a build error's page, recovery", a
   const styled = await fetch(url("/"));
   const styledHtml = await styled.text();
   assert.equal(styled.status, 200, styledHtml);
-  const css = /<link rel="stylesheet" href="([^"]+)">/.exec(styledHtml)?.[1];
-  assert.ok(css, styledHtml);
-  assert.match(await (await fetch(url(css))).text(), /\.dev-css-marker/);
+  const sheets = [...styledHtml.matchAll(/<link rel="stylesheet" href="([^"]+)">/g)];
+  const texts = await Promise.all(
+    sheets.map(async ([, css]) => await (await fetch(url(css))).text()),
+  );
+  assert.ok(texts.some((css) => css.includes(".dev-css-marker")), styledHtml);
 
   from = dev.output().length;
   const status = await dev.stop();
   assert.equal(status.code, 0, dev.output().slice(from));
 });
 
-Deno.test("deno task dev: a server that cannot start shows its error; one page's render error spares the others", async (t) => {
+Deno.test("deno task dev: a server that cannot start shows its error; a page's render or loader error spares the others", async (t) => {
   await using project = await copyProject();
   // Deno colours its error output even into a pipe: the page must show it as plain text.
   await using dev = await startDev(project.dir, { color: true });
@@ -140,22 +143,50 @@ Deno.test("deno task dev: a server that cannot start shows its error; one page's
     });
   });
 
+  const pages = await project.read("server/pages.ts");
   await t.step("one page throws while rendering: it shows the error, the others work", async () => {
-    const routes = await project.read("client/routes.tsx");
     const page = 'export function BrokenPage() {\n  throw new Error("dev-test page boom");\n}\n';
     await project.write("client/pages/broken.tsx", page);
-    const withPage = routes
-      .replace(/^(import .*\n)/m, '$1import { BrokenPage } from "./pages/broken.tsx";\n')
+    const withPage = pages
+      .replace(/^(import .*\n)/m, '$1import { BrokenPage } from "../client/pages/broken.tsx";\n')
       .replace(/(pages: \[\n)/, '$1    { path: "/broken", title: "Broken", Page: BrokenPage },\n');
-    assert.notEqual(withPage, routes);
+    assert.notEqual(withPage, pages);
     const from = dev.output().length;
-    await saveAndWait(project, dev, "client/routes.tsx", withPage);
+    await saveAndWait(project, dev, "server/pages.ts", withPage);
     assert.match(
       dev.output().slice(from),
-      /dev: rendering \/broken failed at client\/pages\/broken\.tsx:2:/,
+      /dev: Rendering \/broken failed at client\/pages\/broken\.tsx:2:/,
     );
     const html = await expectErrorPage(dev.url + "broken", /client\/pages\/broken\.tsx:2:\d+/);
     assert.match(html, /Error: dev-test page boom/);
+    const home = await fetch(dev.url);
+    assert.equal(home.status, 200);
+    assert.match(await home.text(), /<div class="shell"/);
+  });
+
+  await t.step("a loader throws: its page shows the error at the loader's line", async () => {
+    const loader =
+      'function devTestLoader(): never {\n  throw new Error("dev-test loader boom");\n}\n';
+    const withLoader = pages
+      .replace(
+        /^(import .*\n)/m,
+        '$1import { HomePage as LoadedPage } from "../client/pages/home.tsx";\n',
+      )
+      .replace(
+        /(pages: \[\n)/,
+        '$1    definePage({ path: "/loaded", title: "Loaded", loader: devTestLoader, Page: LoadedPage }),\n',
+      ) + loader;
+    const line = withLoader.split("\n").indexOf('  throw new Error("dev-test loader boom");') + 1;
+    const from = dev.output().length;
+    await saveAndWait(project, dev, "server/pages.ts", withLoader);
+    const where = new RegExp(`server/pages\\.ts:${line}:\\d+`);
+    const html = await expectErrorPage(dev.url + "loaded?x=1", where);
+    assert.match(html, /Loading \/loaded failed/);
+    assert.match(html, /Error: dev-test loader boom/);
+    assert.match(
+      dev.output().slice(from),
+      new RegExp(`dev: Loading /loaded failed at ${where.source}`),
+    );
     const home = await fetch(dev.url);
     assert.equal(home.status, 200);
     assert.match(await home.text(), /<div class="shell"/);
