@@ -10,7 +10,7 @@ import {
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
-import { createTunnelHandler } from "./tunnel/handler.ts";
+import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
 import { type ContextHandler, type Handler, onDenoDeploy } from "./http/request_context.ts";
@@ -21,8 +21,8 @@ import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_file
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
 export interface AppDeps extends PageDeps {
   readonly staticIndex: StaticIndex;
-  /** Upstream fetch for the tunnel (the dev inbox's); the platform's by default. */
-  readonly fetch?: typeof fetch;
+  /** The process's delivery queue (server/delivery/queue.ts), present while any DSN is allowed. */
+  readonly delivery?: TunnelOptions["delivery"];
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): Handler {
   const health = caught(healthHandler(deps.release), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.fetch) }));
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, logLine, deps.delivery) }));
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
@@ -108,14 +108,15 @@ export function createApp(deps: AppDeps): Handler {
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, logLine: LogLine, fetch?: AppDeps["fetch"]) {
+export function configuredTunnel(config: Config, logLine: LogLine, delivery: AppDeps["delivery"]) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
     timeoutMs: config.tunnelTimeoutMs,
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
-    fetch,
+    dsnRateLimit: config.tunnelDsnRateLimit,
+    delivery,
     log: (record, requestId) => logLine(formatTunnelRecord(record, requestId, config.logFormat)),
   });
 }

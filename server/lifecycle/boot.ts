@@ -42,13 +42,23 @@ export async function createServerApp(env = readEnv()) {
   const pages = await (dev?.renderPages?.() ?? readRenderedPages().catch(asStartupError));
   const staticIndex = await indexStaticFiles(STATIC_DIR, config);
   const release = config.sentryRelease ?? manifest.buildId;
-  // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
+  // Taken before monitoring starts: the queue's upstream requests must not be instrumented.
   const upstreamFetch = dev?.tunnelFetch(globalThis.fetch);
+  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is.
+  const delivery = config.tunnelAllowedDsns.length === 0
+    ? undefined
+    : (await import("../delivery/queue.ts")).createDeliveryQueue({
+      dsns: config.tunnelAllowedDsns,
+      maxBytes: config.deliveryQueueBytes,
+      maxAgeMs: config.deliveryMaxAgeS * 1000,
+      fetch: upstreamFetch,
+    });
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined
     ? MONITORING_OFF
     : (await import("../monitoring/sentry.ts")).startMonitoring(config, release, {
       transport: dev?.transport,
+      delivery,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
   const live = await livePages();
@@ -59,10 +69,10 @@ export async function createServerApp(env = readEnv()) {
     pages,
     release,
     monitoring,
-    fetch: upstreamFetch,
+    delivery,
     live,
   });
-  return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
+  return { config, release, monitoring, delivery, handler: dev ? dev.wrap(app) : app };
 }
 
 /** Pages with loaders, rendered per request; React's server renderer loads only if one exists. */

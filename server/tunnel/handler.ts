@@ -1,13 +1,14 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
- * names a configured DSN; it goes only to that DSN's URL, no redirect followed. Client and ingest
- * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
+ * names a configured DSN; then it is read whole and handed to the delivery queue, for that DSN's
+ * URL only, and answered 200 as Sentry would. Client faults, the ingest's rate limits and a full
+ * queue are 4xx/503 answers and a log; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
-import { parseEnvelopeHeader, readHead } from "./envelope.ts";
+import { itemTypes, parseEnvelopeHeader, readHead } from "./envelope.ts";
+import type { DeliveryQueue } from "../delivery/queue.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress } from "../http/request_context.ts";
 import { clientShare, createBodySlots } from "../http/body_slots.ts";
 import {
-  type Bytes,
   contentLength,
   FRAGMENTED_REASON,
   RequestBody,
@@ -17,16 +18,13 @@ import {
   contentEncoding,
   type Encoding,
   HEADER_MISSING,
+  overBudget,
   precheck,
   rateLimited,
   type Rejection,
-  relayedHeaders,
   tooLarge,
   upstreamHeaders,
 } from "./policy.ts";
-
-// Taken before monitoring may wrap fetch for breadcrumbs: forwarded envelopes are not the app's.
-const platformFetch = globalThis.fetch;
 
 /** What the tunnel needs to know; the app builds it from its `Config`. */
 export interface TunnelOptions {
@@ -34,14 +32,19 @@ export interface TunnelOptions {
   readonly allowedDsns: readonly Dsn[];
   /** Largest request body, counted on the wire (compressed if the client compressed it). */
   readonly maxBodyBytes: number;
-  /** Deadline for the whole exchange: reading the body and the ingest's answer. */
+  /** Deadline for reading the body. */
   readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: boolean;
-  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
+  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share), and
+   * no overall one. */
   readonly rateLimit?: number;
-  /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
-  readonly fetch?: typeof fetch;
+  /** Envelopes per DSN per minute from all clients together; 0 or absent: none. */
+  readonly dsnRateLimit?: number;
+  /** Where accepted envelopes go (required while any DSN is allowed). */
+  readonly delivery?: Pick<DeliveryQueue, "enqueue" | "limited">;
+  /** Milliseconds on a monotonic clock, for the rate limits (tests pass their own). */
+  readonly clock?: () => number;
   /** Large bodies (over 64 KiB, or chunked) streamed at once, half per client with a rate limit;
    * the rest wait, unread. */
   readonly maxLargeBodies?: number;
@@ -69,52 +72,59 @@ export type TunnelHandler = (
 /** Large bodies streamed at once by default: 8 keep a core busy with 1 MiB uploads. */
 export const DEFAULT_LARGE_BODIES = 8;
 
-/** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length;
- * larger or chunked ones stream. */
+/** Bodies up to this size with a Content-Length are read by Deno in one buffer; larger or chunked
+ * ones in pieces, each holding a slot while it is read. */
 export const SMALL_BODY_BYTES = 64 * 1024;
 
-// The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
-const MAX_ANSWER_BYTES = 64 * 1024;
 const TEXT = "text/plain; charset=utf-8";
 
 /** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const { allowedDsns, maxBodyBytes, timeoutMs } = options;
-  const upstreamFetch = options.fetch ?? platformFetch;
+  const clock = options.clock ?? (() => performance.now());
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
+  // Keyed by configured DSNs' keys only; off with the per-client limit.
+  const dsnBudget = limiter && options.dsnRateLimit
+    ? createRateLimiter({ limit: options.dsnRateLimit })
+    : undefined;
   const slots = options.maxLargeBodies ?? DEFAULT_LARGE_BODIES;
   const takeSlot = createBodySlots(slots, clientShare(slots, limiter !== undefined));
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
-  /** Read the header line, check the DSN, send the body upstream and relay the answer. */
+  /** Read the header line, check the DSN and the limits, read the rest and queue it. */
   async function forward(
     body: RequestBody,
     encoding: Encoding | null,
     headers: Record<string, string>,
-  ): Promise<Response | Rejection> {
+  ): Promise<Rejection | undefined> {
     const head = await readHead(() => body.next(), encoding);
     if (!("line" in head)) return head;
     const named = parseEnvelopeHeader(head.line);
     if (typeof named === "string") return { status: 400, reason: named };
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    // A chunked body that ends small is sent whole too: with a Content-Length, and replayable.
+    // Read whole (within maxBodyBytes): the queue holds the bytes until the ingest takes them.
     const { raw } = head;
-    while (!body.done && body.declared === null && raw.length <= SMALL_BODY_BYTES) {
+    while (!body.done) {
       const chunk = await body.next();
       if (chunk !== undefined) raw.append(chunk);
     }
-    const sent = body.done ? raw.bytes() : body.stream(raw.bytes());
-    try {
-      const url = envelopeUrls.get(dsn)!;
-      return await relay(await post(upstreamFetch, url, sent, headers, body.upstream.signal));
-    } catch (error) {
-      // Cut short by the tunnel (timeout, client gone, too large): the caller answers.
-      if (body.cause !== undefined && body.cause !== "abandoned") throw error;
-      if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
-      throw error;
-    }
+    const bytes = raw.bytes();
+    // A compressed body's items are not decoded: only a limit on every category holds it.
+    const envelope = {
+      url: envelopeUrls.get(dsn)!,
+      body: bytes,
+      headers,
+      key: dsn.publicKey,
+      itemTypes: encoding === null ? itemTypes(bytes) : [],
+    };
+    const limited = options.delivery!.limited(envelope.key, envelope.itemTypes);
+    if (limited !== undefined) return limited;
+    const spent = dsnBudget?.take(envelope.key, clock());
+    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
+    const decision = options.delivery!.enqueue(envelope);
+    return decision.status === 200 ? undefined : decision;
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
@@ -130,7 +140,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const client = clientKey(clientIp); // the rate limit's and the slots' key
     let early = precheck(limits, declared, encoding);
     if (early === undefined && limiter !== undefined && clientIp !== "") {
-      const decision = limiter.take(client, performance.now());
+      const decision = limiter.take(client, clock());
       if (!decision.allowed) early = rateLimited(decision.retryAfterSeconds);
     }
     // `req.body` is not touched for a small body with a length: it would build a stream.
@@ -146,12 +156,10 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     try {
       // Waiting for a slot counts against the deadline: a 408 if none comes.
       if (slot !== undefined) await body.until(slot.ready);
-      const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
-      const bytes = declared ?? body.received;
-      if (!(outcome instanceof Response)) return refuse(outcome, bytes);
-      const { ok, status } = outcome;
-      if (!ok) log(status, "ingest refused the envelope", bytes);
-      return outcome;
+      const refused = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
+      if (refused !== undefined) return refuse(refused, declared ?? body.received);
+      // Sentry's own answer once it has an envelope; the ingest's comes later, to the queue.
+      return new Response("{}", { headers: { "content-type": "application/json" } });
     } catch (error) {
       if (body.cause === undefined || body.cause === "abandoned") throw error;
       return refuse(stopped(body.cause, body.done), declared ?? body.received);
@@ -175,55 +183,4 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       ? { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` }
       : { status: 408, reason: `envelope body not received within ${timeoutMs} ms` };
   }
-}
-
-/** POST an envelope, no redirects; a body held whole is sent again if fetch failed before any
- * answer (a TypeError, not `signal`): fetch itself retries only reused connections. */
-async function post(
-  upstreamFetch: typeof fetch,
-  url: string,
-  body: Bytes | ReadableStream<Bytes>,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<Response> {
-  const init = { method: "POST", headers, body, redirect: "manual", signal, duplex: "half" };
-  const send = () => upstreamFetch(url, init as RequestInit);
-  return await send().catch((error) => {
-    if (!(body instanceof Uint8Array) || !(error instanceof TypeError) || signal.aborted) {
-      throw error;
-    }
-    return send();
-  });
-}
-
-/** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
-async function relay(upstream: Response): Promise<Response | Rejection> {
-  const { status } = upstream;
-  const { json, headers } = relayedHeaders(upstream.headers);
-  const empty = status === 204 || status === 205;
-  const redirected = (status >= 300 && status < 400) || upstream.type === "opaqueredirect";
-  // fetch passes on any three-digit status; a Response carries 200-599 only.
-  const invalid = status < 200 || status > 599;
-  if (redirected || invalid || !json || empty) {
-    await upstream.body?.cancel();
-    if (redirected) return { status: 502, reason: "ingest answered with a redirect" };
-    if (invalid) return { status: 502, reason: "ingest answered an invalid status" };
-    return new Response(empty ? null : `ingest answered ${status}\n`, { status, headers });
-  }
-  // A declared length bounds the body, unless fetch decompresses it on the way in.
-  const declared = contentLength(upstream.headers);
-  if (
-    declared !== null && declared <= MAX_ANSWER_BYTES && !upstream.headers.has("content-encoding")
-  ) {
-    return new Response(await upstream.bytes(), { status, headers });
-  }
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let length = 0;
-  for await (const chunk of upstream.body ?? []) {
-    length += chunk.byteLength;
-    // Leaving the loop cancels the rest.
-    if (length > MAX_ANSWER_BYTES) return { status: 502, reason: "ingest response too large" };
-    chunks.push(chunk);
-  }
-  return new Response(new Blob(chunks), { status, headers });
 }
