@@ -18,6 +18,7 @@ import { renderPages, renderPageStream } from "../../server/page/render.ts";
 import { App } from "../../client/App.tsx";
 import { fixtureRoutes } from "../fixtures/routes.tsx";
 import type { FakeIngest } from "./fake_ingest.ts";
+import { createDeliveryQueue } from "../../server/delivery/queue.ts";
 
 const manifest = await readManifest();
 const pages = await readRenderedPages();
@@ -39,7 +40,13 @@ export function startMonitoredApp(
     PORT: "0",
     ...env,
   });
-  const monitoring = startMonitoring(config, "r1", options);
+  const delivery = createDeliveryQueue({
+    dsns: config.tunnelAllowedDsns,
+    maxBytes: 64 * 1024 * 1024,
+    maxAgeMs: 60_000,
+    log: () => {},
+  });
+  const monitoring = startMonitoring(config, "r1", { delivery, ...options });
   const app = createApp({
     config,
     manifest,
@@ -47,6 +54,7 @@ export function startMonitoredApp(
     staticIndex,
     release: "r1",
     monitoring,
+    delivery,
     apiRoutes,
     logLine: () => {},
     failureLog: new FailureLog({ write: () => {} }),
@@ -64,9 +72,11 @@ export function startMonitoredApp(
     async stop() {
       await server.shutdown();
       assert.equal(await monitoring.flush(5_000), true, "flushed in time");
+      assert.equal(await delivery.flush(5_000), true, "delivered in time");
     },
     async [Symbol.asyncDispose]() {
       await server.shutdown().catch(() => {});
+      await delivery.close();
       await Sentry.close(1_000);
     },
   };
