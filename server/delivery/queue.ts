@@ -141,8 +141,11 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   };
 
   const push = (e: Outgoing, now: number) => {
+    // A view on a larger buffer would hold all of it: only the envelope's bytes are kept.
+    const body = e.body.byteLength === e.body.buffer.byteLength ? e.body : e.body.slice();
     const entry = {
       ...e,
+      body,
       seq: ++seq,
       at: now,
       bytes: weigh(e),
