@@ -7,10 +7,10 @@ import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
 import { explainListenError, startupBanner } from "./server/lifecycle/listen_address.ts";
-import { drain, flushMonitoring, onStopRequest } from "./server/lifecycle/shutdown.ts";
+import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { lastResortResponse } from "./server/http/error_pages.ts";
 
-const { config, release, monitoring, delivery, handler } = await createServerApp()
+const { config, release, monitoring, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -36,6 +36,6 @@ onStopRequest(async () => {
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
   await Promise.race([server.shutdown(), closed]);
   defaultFailureLog().flush();
-  await Promise.all([flushMonitoring(monitoring, delivery), flushLogs(2 * FLUSH_TIMEOUT_MS)]);
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   Deno.exit(0);
 });

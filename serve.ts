@@ -11,15 +11,9 @@ import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
 import { withLastResort } from "./server/http/error_pages.ts";
 import { startupBanner } from "./server/lifecycle/listen_address.ts";
-import {
-  drain,
-  flushMonitoring,
-  joinWorkers,
-  onStopRequest,
-  STOP_SIGNALS,
-} from "./server/lifecycle/shutdown.ts";
+import { drain, joinWorkers, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 
-const { config, release, monitoring, delivery, handler } = await createServerApp()
+const { config, release, monitoring, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -29,9 +23,9 @@ onStopRequest(async () => {
   await drain(inFlight);
   denoShutdown.release();
   defaultFailureLog().flush();
-  await Promise.all([flushMonitoring(monitoring, delivery), flushLogs(2 * FLUSH_TIMEOUT_MS)]);
+  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   // Deno.exit ends every worker: wait for all, or for the longest they may take should one die.
-  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + 2 * FLUSH_TIMEOUT_MS);
+  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
   await workers.finished();
   Deno.exit(0);
 });

@@ -20,7 +20,7 @@ export interface Outgoing {
 }
 
 /** What the caller answers: 200 once queued (as Sentry would), else a refusal with its headers. */
-export type Decision = { readonly status: 200 } | Refusal;
+export type Decision = { readonly status: 200; readonly headers?: undefined } | Refusal;
 /** The ingest's rate limit for these envelopes (429), or no room (503), with Retry-After. */
 export interface Refusal {
   readonly status: 429 | 503;
@@ -31,21 +31,15 @@ export interface Refusal {
 /** Live sending, holding everything while the ingest is down, or sending the backlog in order. */
 export type DeliveryState = "live" | "outage" | "draining";
 
-/** Settable timers, so tests run a minute of outage in milliseconds. */
-export interface Timers {
-  set(run: () => void, ms: number): unknown;
-  clear(id: unknown): void;
-}
-
-/** The queue's bounds and what it runs on; `dsns`: where each key's client reports go. */
+/** The queue's bounds and what it runs on; `dsns`: where each key's client reports go. Tests pass
+ * a clock (wall-clock ms: Retry-After may be a date) and timers, to run an outage in ms. */
 export interface DeliveryOptions {
   readonly maxBytes: number;
   readonly maxAgeMs: number;
   readonly dsns: readonly Dsn[];
   readonly fetch?: typeof fetch;
-  /** Wall-clock milliseconds (Retry-After may be a date). */
   readonly clock?: () => number;
-  readonly timers?: Timers;
+  readonly timers?: { set(run: () => void, ms: number): unknown; clear(id: unknown): void };
   readonly log?: (line: string) => void;
   /** The first and the longest wait before a probe. */
   readonly backoffMs?: readonly [number, number];
@@ -62,80 +56,61 @@ export const REPORT_INTERVAL_MS = 60_000;
 // Retries during shutdown wait at most this long: its grace is a few seconds.
 const SHUTDOWN_BACKOFF_MS = 250;
 
-interface Entry extends Outgoing {
-  readonly seq: number;
-  readonly at: number;
-  readonly bytes: number;
-  readonly categories: readonly string[];
-}
+type Entry = Outgoing & { seq: number; at: number; bytes: number; categories: readonly string[] };
 
 // Taken before monitoring may wrap fetch for breadcrumbs: these requests are not the app's.
 const platformFetch = globalThis.fetch;
-const realTimers: Timers = { set: setTimeout, clear: (id) => clearTimeout(id as number) };
 
 /** The process's delivery queue. */
 export type DeliveryQueue = ReturnType<typeof createDeliveryQueue>;
 
 /** Build a delivery queue (one per process: the tunnel and the SDK transport share it). */
 export function createDeliveryQueue(options: DeliveryOptions) {
-  const { maxBytes, maxAgeMs } = options;
-  const reportUrls = new Map(
-    options.dsns.toReversed().map((dsn) => {
-      const url = ingestUrl(dsn, "envelope");
-      const named = Object.assign(new URL(url), { username: dsn.publicKey });
-      named.pathname = `${dsn.path}/${dsn.projectId}`;
-      return [dsn.publicKey, { url, dsn: named.href }];
-    }),
-  );
-  const upstreamFetch = options.fetch ?? platformFetch;
-  const clock = options.clock ?? Date.now;
-  const timers = options.timers ?? realTimers;
+  const { maxBytes, maxAgeMs, fetch = platformFetch, clock = Date.now } = options;
+  const timers = options.timers ?? { set: setTimeout, clear: (id) => clearTimeout(id as number) };
   const log = options.log ?? ((line: string) => console.warn(line));
   const [firstWait, longestWait] = options.backoffMs ?? [1_000, 60_000];
+  // Client reports go to each key's envelope endpoint, authenticated by the key in the query.
+  const reportUrls = new Map(
+    options.dsns.toReversed()
+      .map((dsn) => [dsn.publicKey, `${ingestUrl(dsn, "envelope")}?sentry_key=${dsn.publicKey}`]),
+  );
   const limits = createRateLimitMemory();
   const entries: Entry[] = []; // entries[head..] wait, oldest first
-  let head = 0, held = 0, seq = 0, inFlight = 0, drainTo = 0;
-  let state: DeliveryState = "live";
-  let wait = firstWait, probeDue = false, closed = false, stopping = false;
-  let probeTimer: unknown;
-  let idle: (() => void) | undefined;
   const sending = new Map<Promise<void>, AbortController>();
-  // Per key, "reason\tcategory" -> items; per reason, envelopes and bytes for the log line.
+  let head = 0, held = 0, seq = 0, drainTo = 0, wait = firstWait, reportedAt = clock();
+  let state: DeliveryState = "live", probeDue = false, closed = false, stopping = false;
+  let probeTimer: unknown, idle: (() => void) | undefined;
+  // Per key, "reason\tcategory" -> items, for client reports; per reason, envelopes for the log.
   const dropped = new Map<string, Map<string, number>>();
-  const logged = new Map<string, { envelopes: number; bytes: number }>();
-  let reportedAt = clock();
+  const logged = new Map<string, number>();
 
-  const count = (e: Omit<Entry, "seq" | "at">, reason: string) => {
-    const tally = logged.get(reason) ?? { envelopes: 0, bytes: 0 };
-    logged.set(reason, { envelopes: tally.envelopes + 1, bytes: tally.bytes + e.body.byteLength });
+  const count = (e: Outgoing & { categories: readonly string[] }, reason: string) => {
+    logged.set(reason, (logged.get(reason) ?? 0) + 1);
     if (reason.startsWith("ingest")) return; // the ingest counted those itself
-    const perKey = dropped.get(e.key) ?? new Map<string, number>();
+    const perKey = dropped.get(e.key) ?? dropped.set(e.key, new Map()).get(e.key)!;
     for (const category of e.categories.length ? e.categories : ["default"]) {
       perKey.set(`${reason}\t${category}`, (perKey.get(`${reason}\t${category}`) ?? 0) + 1);
     }
-    dropped.set(e.key, perKey);
   };
 
-  /** One log line for the interval's drops, and a client report per key once the ingest answers. */
+  /** One log line for the interval's drops; a client report per key once the ingest answers. */
   const report = (now: number) => {
-    if (logged.size > 0) {
-      const what = [...logged].map(([why, n]) => `${n.envelopes} ${why} (${n.bytes} bytes)`);
-      log(`delivery: envelopes dropped: ${what.join(", ")}`);
-      logged.clear();
-    }
+    const what = [...logged].map(([reason, n]) => `${n} ${reason}`).join(", ");
+    if (what) log(`delivery: envelopes dropped: ${what}`);
+    logged.clear();
     reportedAt = now;
     if (state === "outage") return;
     for (const [key, counts] of dropped) {
-      const to = reportUrls.get(key);
-      if (to === undefined) continue;
+      const url = reportUrls.get(key);
       const events = [...counts].map(([what, quantity]) => {
         const [reason, category] = what.split("\t");
         return { reason, category, quantity } as never;
       });
-      const body = serializeEnvelope(createClientReportEnvelope(events, to.dsn, now / 1000));
+      const body = serializeEnvelope(createClientReportEnvelope(events, undefined, now / 1000));
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
       const headers = { "content-type": "application/x-sentry-envelope" };
-      push({ url: to.url, body: bytes, headers, key, itemTypes: ["client_report"] }, now);
+      if (url) push({ url, body: bytes, headers, key, itemTypes: ["client_report"] }, now);
     }
     dropped.clear();
   };
@@ -143,24 +118,9 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   const push = (e: Outgoing, now: number) => {
     // A view on a larger buffer would hold all of it: only the envelope's bytes are kept.
     const body = e.body.byteLength === e.body.buffer.byteLength ? e.body : e.body.slice();
-    const entry = {
-      ...e,
-      body,
-      seq: ++seq,
-      at: now,
-      bytes: weigh(e),
-      categories: categoriesOf(e.itemTypes),
-    };
-    entries.push(entry);
-    held += entry.bytes;
-  };
-
-  // Failed sends go back in front of what they were taken before, oldest first.
-  const putBack = (e: Entry) => {
-    let at = head;
-    while (at < entries.length && entries[at].seq < e.seq) at++;
-    if (at === head && head > 0) entries[--head] = e;
-    else entries.splice(at, 0, e);
+    const categories = categoriesOf(e.itemTypes), bytes = weigh(e);
+    entries.push({ ...e, body, seq: ++seq, at: now, bytes, categories });
+    held += bytes;
   };
 
   const take = (): Entry => {
@@ -176,12 +136,15 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   };
 
   const settle = (e: Entry, result: SendResult) => {
-    inFlight--;
     const now = clock();
     limits.learn(e.key, result, now);
     const outcome = verdict(result);
     if (outcome === "retry") {
-      putBack(e);
+      // Back in front of what it was taken before, oldest first.
+      let at = head;
+      while (at < entries.length && entries[at].seq < e.seq) at++;
+      if (at === head && head > 0) entries[--head] = e;
+      else entries.splice(at, 0, e);
       if (probeTimer === undefined && !closed) {
         if (state !== "outage") log(`delivery: ingest not answering; holding envelopes`);
         wait = state === "outage" ? Math.min(wait * 2, longestWait) : firstWait;
@@ -197,9 +160,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       forget(e, outcome === "final" && status !== 429 ? `ingest refused (${status})` : undefined);
       if (state === "outage") {
         log(`delivery: ingest answers again; sending ${entries.length - head} held envelopes`);
-        if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
-        state = "draining";
-        drainTo = seq;
+        stopProbing();
+        [state, drainTo] = ["draining", seq];
         report(now);
       }
     }
@@ -209,13 +171,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   const send = async (e: Entry, abort: AbortController): Promise<SendResult> => {
     const timer = timers.set(() => abort.abort(), REQUEST_TIMEOUT_MS);
     try {
-      const init = {
-        method: "POST",
-        headers: e.headers,
-        body: e.body as BodyInit,
-        redirect: "manual",
-      };
-      const res = await upstreamFetch(e.url, { ...init, signal: abort.signal } as RequestInit);
+      const init = { method: "POST", headers: e.headers, body: e.body, redirect: "manual" };
+      const res = await fetch(e.url, { ...init, signal: abort.signal } as RequestInit);
       await res.body?.cancel(); // only the status and headers are read
       return { status: res.status, headers: res.headers };
     } catch (error) {
@@ -237,56 +194,51 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     while (!closed && head < entries.length) {
       if (state === "draining" && entries[head].seq > drainTo) state = "live";
       const room = state === "live" ? MAX_IN_FLIGHT : state === "draining" ? 1 : Number(probeDue);
-      if (inFlight >= room) break;
+      if (sending.size >= room) break;
       const e = take();
       if (limits.blockedFor(e.key, e.categories, now) > 0) {
         forget(e, "ratelimit_backoff");
         continue;
       }
       probeDue = false;
-      inFlight++;
       const abort = new AbortController();
-      const sent: Promise<void> = send(e, abort).then((
-        result,
-      ) => (sending.delete(sent), settle(e, result)));
+      const sent: Promise<void> = send(e, abort).then((result) => {
+        sending.delete(sent);
+        settle(e, result);
+      });
       sending.set(sent, abort);
     }
     if (state === "draining" && head === entries.length) state = "live";
-    if (inFlight === 0 && head === entries.length) idle?.();
+    if (sending.size === 0 && head === entries.length) idle?.();
+  };
+
+  const stopProbing = () => {
+    if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
   };
 
   /** The 429 for a key and categories the ingest has limited, with the seconds left. */
-  const limited = (
-    key: string,
-    categories: readonly string[],
-    now: number,
-  ): Refusal | undefined => {
-    const ms = limits.blockedFor(key, categories, now);
+  const limited = (key: string, categories: readonly string[]): Refusal | undefined => {
+    const now = clock(), ms = limits.blockedFor(key, categories, now);
     if (ms === 0) return undefined;
-    const headers = {
-      "retry-after": String(Math.ceil(ms / 1000)),
-      "x-sentry-rate-limits": limits.header(key, now),
-    };
+    const retryAfter = String(Math.ceil(ms / 1000)), rateLimits = limits.header(key, now);
+    const headers = { "retry-after": retryAfter, "x-sentry-rate-limits": rateLimits };
     return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
   };
 
   return {
     /** Queue an envelope, or refuse it: rate-limited by the ingest (429), or no room (503). */
     enqueue(e: Outgoing): Decision {
-      const now = clock();
-      const refused = limited(e.key, categoriesOf(e.itemTypes), now);
+      const categories = categoriesOf(e.itemTypes);
+      const refused = limited(e.key, categories);
       if (refused !== undefined || closed) return refused ?? full(1);
       if (held + weigh(e) > maxBytes) {
-        count({ ...e, bytes: weigh(e), categories: categoriesOf(e.itemTypes) }, "queue_overflow");
+        count({ ...e, categories }, "queue_overflow");
         return full(Math.ceil(wait / 1000));
       }
-      push(e, now);
+      push(e, clock());
       pump();
       return { status: 200 };
     },
-    /** The 429 {@link enqueue} would answer for these item types, before any body is queued. */
-    limited: (key: string, itemTypes: readonly string[]) =>
-      limited(key, categoriesOf(itemTypes), clock()),
     /** Resolves true once everything held is sent (or dropped), false after `timeoutMs`. */
     async flush(timeoutMs: number): Promise<boolean> {
       let deadline: unknown;
@@ -303,11 +255,9 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     async drain(timeoutMs: number): Promise<void> {
       stopping = true;
       report(clock());
-      if (probeTimer !== undefined) {
-        timers.clear(probeTimer), probeTimer = undefined, probeDue = true;
-      }
+      if (probeTimer !== undefined) stopProbing(), probeDue = true;
       if (!await this.flush(timeoutMs)) {
-        const left = entries.length - head + inFlight;
+        const left = entries.length - head + sending.size;
         log(`delivery: ${left} envelopes (${held} bytes) not sent before shutdown`);
       }
       await this.close();
@@ -315,7 +265,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     /** Stop sending, the sends under way cut short (tests; a process ends with {@link drain}). */
     async close(): Promise<void> {
       closed = true;
-      if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
+      stopProbing();
       for (const abort of sending.values()) abort.abort();
       await Promise.all(sending.keys());
     },
@@ -324,14 +274,12 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     },
     /** Envelopes held (waiting or being sent) and the bytes they count for. */
     get held() {
-      return { envelopes: entries.length - head + inFlight, bytes: held };
+      return { envelopes: entries.length - head + sending.size, bytes: held };
     },
   };
 }
 
-function weigh(e: Outgoing): number {
-  return e.body.byteLength + ENTRY_OVERHEAD_BYTES;
-}
+const weigh = (e: Outgoing) => e.body.byteLength + ENTRY_OVERHEAD_BYTES;
 
 function full(retryAfterSeconds: number): Refusal {
   const headers = { "retry-after": String(Math.max(1, retryAfterSeconds)) };

@@ -42,8 +42,6 @@ export class RequestBody {
   received = 0;
   reads = 0;
   done = false;
-  /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
-  readonly upstream = new AbortController();
   readonly whole: boolean;
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
@@ -72,7 +70,6 @@ export class RequestBody {
     if (this.cause !== undefined) return;
     this.cause = cause;
     this.#wake?.(cause);
-    if (cause !== "abandoned") this.upstream.abort();
   }
 
   /** `promise`'s value, unless the body is stopped first (then rejects with the cause). */
@@ -134,22 +131,7 @@ export class RequestBody {
     return whole.bytes();
   }
 
-  /** The body upstream: `first` (read so far), then the rest as the ingest pulls it. */
-  stream(first: Bytes): ReadableStream<Bytes> {
-    let replay: Bytes | undefined = first;
-    return new ReadableStream<Bytes>({
-      pull: async (controller) => {
-        const chunk = replay ?? await this.next();
-        replay = undefined;
-        if (chunk === undefined) controller.close();
-        else controller.enqueue(chunk);
-      },
-      // The ingest answered before taking it all: its answer is what the client gets.
-      cancel: () => this.stop("abandoned"),
-    }, { highWaterMark: 0 });
-  }
-
-  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream). */
+  /** The exchange is over: a read still pending fails. */
   release(): void {
     if (!this.done) this.stop("abandoned");
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});

@@ -72,7 +72,20 @@ export async function createServerApp(env = readEnv()) {
     delivery,
     live,
   });
-  return { config, release, monitoring, delivery, handler: dev ? dev.wrap(app) : app };
+  // At shutdown (main.ts, serve.ts) the SDK hands its events over, then the queue sends what it
+  // holds: both within twice the flush's time (4 s), inside the 5 s Deno Deploy gives.
+  const flush = async (timeoutMs: number) => {
+    const start = performance.now();
+    const flushed = await monitoring.flush(timeoutMs);
+    await delivery?.drain(2 * timeoutMs - (performance.now() - start));
+    return flushed;
+  };
+  return {
+    config,
+    release,
+    monitoring: { ...monitoring, flush },
+    handler: dev ? dev.wrap(app) : app,
+  };
 }
 
 /** Pages with loaders, rendered per request; React's server renderer loads only if one exists. */

@@ -1,8 +1,6 @@
 /** How a process is asked to stop, and how a server drains and waits for its sibling workers. */
-import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
+import { DRAIN_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
 import type { InFlight } from "../deno_workarounds.ts";
-import type { Monitoring } from "../monitoring/monitoring.ts";
-import type { DeliveryQueue } from "../delivery/queue.ts";
 
 /** The signals that mean "stop": Ctrl-C, and what hosts, `kill` and `docker stop` send. */
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
@@ -33,14 +31,6 @@ export async function drain(inFlight: InFlight): Promise<void> {
   if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
     console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
   }
-}
-
-/** Hand the SDK's events to the delivery queue, then send what it holds: both within twice
- * {@link FLUSH_TIMEOUT_MS}, inside the 5 s Deno Deploy gives after SIGINT. */
-export async function flushMonitoring(monitoring: Monitoring, delivery?: DeliveryQueue) {
-  const start = performance.now();
-  await monitoring.flush(FLUSH_TIMEOUT_MS);
-  await delivery?.drain(2 * FLUSH_TIMEOUT_MS - (performance.now() - start));
 }
 
 /**

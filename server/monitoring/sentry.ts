@@ -163,21 +163,12 @@ function queuedTransport(delivery: Pick<DeliveryQueue, "enqueue">) {
   return (options: BaseTransportOptions): Transport =>
     Sentry.createTransport(options, ({ body }) => {
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-      const decision = delivery.enqueue({
-        url: options.url,
-        body: bytes,
-        headers: { "content-type": "application/x-sentry-envelope", ...options.headers },
-        // The SDK's URL names the DSN's key, as rate limits and client reports are keyed.
-        key: new URL(options.url).searchParams.get("sentry_key") ?? "",
-        itemTypes: itemTypes(bytes),
-      });
-      const headers = "headers" in decision ? decision.headers : {};
-      return Promise.resolve({
-        statusCode: decision.status,
-        headers: {
-          "x-sentry-rate-limits": headers["x-sentry-rate-limits"] ?? null,
-          "retry-after": headers["retry-after"] ?? null,
-        },
-      });
+      const headers = { "content-type": "application/x-sentry-envelope", ...options.headers };
+      // The SDK's URL names the DSN's key, as rate limits and client reports are keyed.
+      const key = new URL(options.url).searchParams.get("sentry_key") ?? "";
+      const envelope = { url: options.url, body: bytes, headers, key, itemTypes: itemTypes(bytes) };
+      const { status, headers: answer } = delivery.enqueue(envelope);
+      const none = { "x-sentry-rate-limits": null, "retry-after": null };
+      return Promise.resolve({ statusCode: status, headers: { ...none, ...answer } });
     });
 }

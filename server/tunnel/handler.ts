@@ -42,7 +42,7 @@ export interface TunnelOptions {
   /** Envelopes per DSN per minute from all clients together; 0 or absent: none. */
   readonly dsnRateLimit?: number;
   /** Where accepted envelopes go (required while any DSN is allowed). */
-  readonly delivery?: Pick<DeliveryQueue, "enqueue" | "limited">;
+  readonly delivery?: Pick<DeliveryQueue, "enqueue">;
   /** Milliseconds on a monotonic clock, for the rate limits (tests pass their own). */
   readonly clock?: () => number;
   /** Large bodies (over 64 KiB, or chunked) streamed at once, half per client with a rate limit;
@@ -110,20 +110,18 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       const chunk = await body.next();
       if (chunk !== undefined) raw.append(chunk);
     }
-    const bytes = raw.bytes();
+    const [url, bytes, key] = [envelopeUrls.get(dsn)!, raw.bytes(), dsn.publicKey];
     // A compressed body's items are not decoded: only a limit on every category holds it.
-    const envelope = {
-      url: envelopeUrls.get(dsn)!,
+    const types = encoding === null ? itemTypes(bytes) : [];
+    const spent = dsnBudget?.take(key, clock());
+    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
+    const decision = options.delivery!.enqueue({
+      url,
       body: bytes,
       headers,
-      key: dsn.publicKey,
-      itemTypes: encoding === null ? itemTypes(bytes) : [],
-    };
-    const limited = options.delivery!.limited(envelope.key, envelope.itemTypes);
-    if (limited !== undefined) return limited;
-    const spent = dsnBudget?.take(envelope.key, clock());
-    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
-    const decision = options.delivery!.enqueue(envelope);
+      key,
+      itemTypes: types,
+    });
     return decision.status === 200 ? undefined : decision;
   }
 
@@ -162,7 +160,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return new Response("{}", { headers: { "content-type": "application/json" } });
     } catch (error) {
       if (body.cause === undefined || body.cause === "abandoned") throw error;
-      return refuse(stopped(body.cause, body.done), declared ?? body.received);
+      return refuse(stopped(body.cause), declared ?? body.received);
     } finally {
       clearTimeout(deadline);
       slot?.release();
@@ -171,16 +169,13 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   };
 
   /** The answer to a transfer the tunnel cut short. */
-  function stopped(cause: StopCause, allRead: boolean): Rejection {
+  function stopped(cause: StopCause): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
     if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
-    if (cause !== "timeout") {
-      // Nobody reads this answer; the status labels the log line.
-      return { status: 400, reason: "client closed the connection before the body was complete" };
+    if (cause === "timeout") {
+      return { status: 408, reason: `envelope body not received within ${timeoutMs} ms` };
     }
-    // Once every byte was read, the wait is the ingest's (504); before, the client's (408).
-    return allRead
-      ? { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` }
-      : { status: 408, reason: `envelope body not received within ${timeoutMs} ms` };
+    // Nobody reads this answer; the status labels the log line.
+    return { status: 400, reason: "client closed the connection before the body was complete" };
   }
 }
