@@ -124,7 +124,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   };
 
   const take = (): Entry => {
-    const e = entries[head++];
+    const e = entries[head];
+    entries[head++] = undefined!; // sent or dropped: its bytes are not kept until compaction
     // Compacted now and then: shifting one by one would move the whole array each time.
     if (head > 1024 && head * 2 > entries.length) entries.splice(0, head), head = 0;
     return e;
