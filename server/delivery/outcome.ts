@@ -35,9 +35,8 @@ export function createRateLimitMemory() {
   return {
     /** Remember the limits an answer sets; true if it set any. */
     learn(key: string, result: SendResult, nowMs: number): boolean {
-      if (result === "no-answer") return false;
-      const header = result.headers.get("x-sentry-rate-limits");
-      if (result.status !== 429 && header === null) return false;
+      const header = result === "no-answer" ? null : result.headers.get("x-sentry-rate-limits");
+      if (result === "no-answer" || (result.status !== 429 && header === null)) return false;
       const headers = {
         "x-sentry-rate-limits": header,
         "retry-after": result.headers.get("retry-after"),
@@ -48,11 +47,10 @@ export function createRateLimitMemory() {
     /** Milliseconds until an envelope of these categories may go ([]: unknown, so only a limit on
      * every category holds it); 0 if it may go now. */
     blockedFor(key: string, categories: readonly string[], nowMs: number): number {
-      const known = limits.get(key);
-      if (known === undefined) return 0;
-      const free = categories.length === 0
-        ? until(known, "all")
-        : Math.min(...categories.map((category) => until(known, category)));
+      const known = limits.get(key) ?? {};
+      const free = Math.min(
+        ...(categories.length ? categories : ["all"]).map((c) => until(known, c)),
+      );
       return Math.max(0, free - nowMs);
     },
     /** The limits still running for `key`, as an X-Sentry-Rate-Limits value in seconds left. */

@@ -217,26 +217,22 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
   };
 
-  /** The 429 for a key and categories the ingest has limited, with the seconds left. */
-  const limited = (key: string, categories: readonly string[]): Refusal | undefined => {
-    const now = clock(), ms = limits.blockedFor(key, categories, now);
-    if (ms === 0) return undefined;
-    const retryAfter = String(Math.ceil(ms / 1000)), rateLimits = limits.header(key, now);
-    const headers = { "retry-after": retryAfter, "x-sentry-rate-limits": rateLimits };
-    return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
-  };
-
   return {
     /** Queue an envelope, or refuse it: rate-limited by the ingest (429), or no room (503). */
     enqueue(e: Outgoing): Decision {
-      const categories = categoriesOf(e.itemTypes);
-      const refused = limited(e.key, categories);
-      if (refused !== undefined || closed) return refused ?? full(1);
+      const categories = categoriesOf(e.itemTypes), now = clock();
+      const ms = limits.blockedFor(e.key, categories, now);
+      if (ms > 0) {
+        const limited = { "x-sentry-rate-limits": limits.header(e.key, now) };
+        const headers = { "retry-after": String(Math.ceil(ms / 1000)), ...limited };
+        return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
+      }
+      if (closed) return full(1);
       if (held + weigh(e) > maxBytes) {
         count({ ...e, categories }, "queue_overflow");
         return full(Math.ceil(wait / 1000));
       }
-      push(e, clock());
+      push(e, now);
       pump();
       return { status: 200 };
     },

@@ -177,7 +177,8 @@ export function loadConfig(env: Env) {
     ] as readonly Dsn[],
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
     tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
-    /** Envelopes per client address per minute (0: no limit); Session Replay sends 20-40. */
+    /** Envelopes per client address per minute (0: no limit, nor any per-DSN one); Session
+     * Replay sends 20-40. */
     tunnelRateLimit: read("TUNNEL_RATE_LIMIT") ?? 600,
     /** Envelopes per DSN per minute from all clients (0: none; TUNNEL_RATE_LIMIT=0 too): a flood
      * from rotating addresses spends at most this much of the Sentry quota, per instance. */

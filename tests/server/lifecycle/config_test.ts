@@ -210,3 +210,24 @@ Deno.test("loadConfig: Sentry's browser products are off unless their variables 
     );
   }
 });
+
+Deno.test("delivery and the per-DSN budget: defaults, values, one line for a bad one", () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.deliveryQueueBytes, 64 * 1024 * 1024);
+  assert.equal(defaults.deliveryMaxAgeS, 3600);
+  assert.equal(defaults.tunnelDsnRateLimit, 6000);
+  const set = loadConfig({
+    DELIVERY_QUEUE_BYTES: "8388608",
+    DELIVERY_MAX_AGE_S: "60",
+    TUNNEL_DSN_RATE_LIMIT: "0",
+  });
+  assert.deepEqual(
+    [set.deliveryQueueBytes, set.deliveryMaxAgeS, set.tunnelDsnRateLimit],
+    [8388608, 60, 0],
+  );
+  assert.throws(
+    () => loadConfig({ DELIVERY_QUEUE_BYTES: "1000" }),
+    /^ConfigError: DELIVERY_QUEUE_BYTES: expected an integer from 1048576 to/,
+  );
+  assert.throws(() => loadConfig({ DELIVERY_MAX_AGE_S: "0" }), /DELIVERY_MAX_AGE_S: expected/);
+});
