@@ -25,7 +25,7 @@ onStopRequest(async () => {
   defaultFailureLog().flush();
   await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
   // Deno.exit ends every worker: wait for all, or for the longest they may take should one die.
-  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
+  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + 2 * FLUSH_TIMEOUT_MS); // boot.ts: flush + queue
   await workers.finished();
   Deno.exit(0);
 });

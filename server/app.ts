@@ -12,7 +12,7 @@ import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
 import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
 import { createBodyBudget } from "./http/body_budget.ts";
-import { createCspReportHandler, type Forward } from "./tunnel/csp_reports.ts";
+import { createCspReportHandler } from "./tunnel/csp_reports.ts";
 import { cspReports } from "./page/csp.ts";
 import { answerText, internalError, methodNotAllowed, notFound } from "./http/error_pages.ts";
 import { defaultFailureLog, type FailureLog } from "./http/failure_log.ts";
@@ -25,8 +25,8 @@ import { hasStaticFile, serveStatic, type StaticIndex } from "./http/static_file
 /** What the app is built from; server/lifecycle/boot.ts gathers it once at start-up. */
 export interface AppDeps extends PageDeps {
   readonly staticIndex: StaticIndex;
-  /** Upstream fetch for the tunnel (the dev inbox's); the platform's by default. */
-  readonly fetch?: typeof fetch;
+  /** The process's delivery queue (server/delivery/queue.ts), present while any DSN is allowed. */
+  readonly delivery?: TunnelOptions["delivery"];
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
@@ -64,13 +64,14 @@ export function createApp(deps: AppDeps): Handler {
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, { fetch: deps.fetch, bodies }) }));
+  add(config.tunnelPath, route({ POST: configuredTunnel(config, deps.delivery, bodies) }));
   const csp = cspReports(config, deps.release);
-  // Straight to the ingest for now; the delivery queue will take it.
-  const forward: Forward = (url, body, headers) =>
-    (deps.fetch ?? fetch)(url, { method: "POST", body, headers, redirect: "manual" });
-  const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit, bodies };
-  if (csp) add(csp.path, route({ POST: createCspReportHandler({ ...csp, ...limits, forward }) }));
+  if (csp && deps.delivery) {
+    const key = config.tunnelAllowedDsns[0].publicKey; // the app's own DSN comes first
+    const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit, bodies };
+    const options = { ...csp, ...limits, key, delivery: deps.delivery };
+    add(csp.path, route({ POST: createCspReportHandler(options) }));
+  }
   const apiOptions = {
     trustProxy: config.trustProxy,
     maxBodyBytes: config.apiMaxBodyBytes,
@@ -123,15 +124,19 @@ export function createApp(deps: AppDeps): Handler {
 }
 
 /** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(config: Config, deps: Partial<TunnelOptions> = {}) {
+export function configuredTunnel(
+  config: Config,
+  delivery: AppDeps["delivery"],
+  bodies = createBodyBudget(config.bodies),
+) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
-    timeoutMs: config.tunnelTimeoutMs,
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
-    fetch: deps.fetch,
-    bodies: deps.bodies ?? createBodyBudget(config.bodies),
+    dsnRateLimit: config.tunnelDsnRateLimit,
+    delivery,
+    bodies,
     log: () => {}, // the request's context carries each refusal to serveRoutes' count
   });
 }

@@ -4,6 +4,7 @@
  * SIGTERM and SIGINT let an in-flight request finish.
  */
 import assert from "node:assert/strict";
+import { startUpload } from "./support/slow_upload.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { loadConfig } from "../server/lifecycle/config.ts";
 import { servingArgs } from "../server/lifecycle/serve_args.ts";
@@ -35,23 +36,21 @@ Deno.test("an invalid setting stops start-up with one line and a non-zero exit",
 
 Deno.test("SIGTERM and SIGINT let an in-flight request finish, then exit 0", async () => {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    // The ingest holds its answer until the server has heard the signal, so the tunnel request
-    // is in flight when it lands.
-    const answer = Promise.withResolvers<void>();
-    await using ingest = startFakeIngest({ hold: answer.promise });
+    await using ingest = startFakeIngest();
     const dsn = ingest.dsn("abc", "1");
     const own = await startServer({ SENTRY_DSN: dsn });
-    const envelope = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}`;
-    const inFlight = fetch(new URL("/monitoring", own.url), { method: "POST", body: envelope });
-    await ingest.waitFor(1, "complete");
+    // An upload still arriving is the request in flight when the signal lands.
+    const head = `${JSON.stringify({ dsn })}\n{"type":"event"}\n{"message":"`;
+    const envelope = new TextEncoder().encode(`${head}${"x".repeat(100 * 1024)}"}\n`);
+    const upload = await startUpload(own.url, envelope, 70 * 1024);
+    const health = await fetch(new URL("/healthz", own.url)); // the upload's head was read first
+    await health.body?.cancel();
     own.process.kill(signal);
     await outputMatches(own, /server: stopping \(1 requests in flight\)/);
-    answer.resolve();
-    const res = await inFlight;
-    assert.equal(res.status, 200, "the in-flight request got the ingest's answer");
-    await res.body?.cancel();
+    assert.match(await upload.finish(), /^HTTP\/1\.1 200 /, "the in-flight request was answered");
     const status = await own.stop(signal);
     assert.equal(status.code, 0, own.output());
+    assert.equal(ingest.requests.length, 1, "and its envelope delivered before the exit");
     await assert.rejects(fetch(own.url), "after shutdown, connections are refused");
   }
 });

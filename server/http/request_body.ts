@@ -45,11 +45,8 @@ export class RequestBody {
   received = 0;
   reads = 0;
   done = false;
-  /** Aborted when the body is cut short (not when merely abandoned): stops the upstream request. */
-  readonly upstream = new AbortController();
   readonly whole: boolean;
   checks = 0; // of its pace: about once per read timeout, whatever its size
-  onEnd: (() => void) | undefined; // called once the whole body is read
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
   #pending: Promise<unknown> = Promise.resolve();
@@ -86,7 +83,6 @@ export class RequestBody {
     clearTimeout(this.#timer);
     this.cause = cause;
     this.#wake?.(cause);
-    if (cause !== "abandoned") this.upstream.abort();
   }
 
   /** `promise`'s value, unless the body is stopped first (then rejects with the cause). */
@@ -146,23 +142,8 @@ export class RequestBody {
     return whole.bytes();
   }
 
-  /** The body upstream: `first` (read so far), then the rest as the ingest pulls it. */
-  stream(first: Bytes): ReadableStream<Bytes> {
-    let replay: Bytes | undefined = first;
-    return new ReadableStream<Bytes>({
-      pull: async (controller) => {
-        const chunk = replay ?? await this.next();
-        replay = undefined;
-        if (chunk === undefined) controller.close();
-        else controller.enqueue(chunk);
-      },
-      // The ingest answered before taking it all: its answer is what the client gets.
-      cancel: () => this.stop("abandoned"),
-    }, { highWaterMark: 0 });
-  }
-
-  /** The exchange is over: a pull still pending fails (a cut body never ends cleanly upstream);
-   * its place and bytes go back to the budget. */
+  /** The exchange is over: a read still pending fails; its place and bytes go back to the
+   * budget. */
   release(): void {
     if (!this.done) this.stop("abandoned");
     clearTimeout(this.#timer);
@@ -183,7 +164,6 @@ export class RequestBody {
   };
 
   #end(): undefined {
-    if (!this.done) this.onEnd?.();
     this.done = true;
     if (this.#place) this.#place.ended = true;
   }

@@ -45,13 +45,23 @@ export async function createServerApp(env = readEnv()) {
   const pages = await (dev?.renderPages?.() ?? readRenderedPages().catch(asStartupError));
   const staticIndex = await indexStaticFiles(STATIC_DIR, config);
   const release = config.sentryRelease ?? manifest.buildId;
-  // Taken before monitoring starts: the tunnel's upstream requests must not be instrumented.
+  // Taken before monitoring starts: the queue's upstream requests must not be instrumented.
   const upstreamFetch = dev?.tunnelFetch(globalThis.fetch);
+  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is.
+  const delivery = config.tunnelAllowedDsns.length === 0
+    ? undefined
+    : (await import("../delivery/queue.ts")).createDeliveryQueue({
+      dsns: config.tunnelAllowedDsns,
+      maxBytes: config.deliveryQueueBytes,
+      maxAgeMs: config.deliveryMaxAgeS * 1000,
+      fetch: upstreamFetch,
+    });
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined
     ? MONITORING_OFF
     : (await import("../monitoring/sentry.ts")).startMonitoring(config, release, {
       transport: dev?.transport,
+      delivery,
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
   // Pages with loaders render per request: only then does React's server renderer load.
@@ -67,9 +77,22 @@ export async function createServerApp(env = readEnv()) {
     pages,
     release,
     monitoring,
-    fetch: upstreamFetch,
+    delivery,
     live,
     pageError: config.devMode ? dev?.pageError : undefined,
   });
-  return { config, release, monitoring, handler: dev ? dev.wrap(app) : app };
+  // At shutdown (main.ts, serve.ts) the SDK hands its events over, then the queue sends what it
+  // holds: both within twice the flush's time (4 s), inside the 5 s Deno Deploy gives.
+  const flush = async (timeoutMs: number) => {
+    const start = performance.now();
+    const flushed = await monitoring.flush(timeoutMs);
+    await delivery?.drain(2 * timeoutMs - (performance.now() - start));
+    return flushed;
+  };
+  return {
+    config,
+    release,
+    monitoring: { ...monitoring, flush },
+    handler: dev ? dev.wrap(app) : app,
+  };
 }

@@ -122,8 +122,10 @@ const VARIABLES = {
   SENTRY_TRACE_PROPAGATION_TARGETS: list(urlPrefix),
   TUNNEL_ALLOWED_DSNS: list(dsn),
   TUNNEL_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
-  TUNNEL_TIMEOUT_MS: integer(1, 600_000),
   TUNNEL_RATE_LIMIT: integer(0, 1_000_000),
+  TUNNEL_DSN_RATE_LIMIT: integer(0, 1_000_000),
+  DELIVERY_QUEUE_BYTES: integer(1024 * 1024, Number.MAX_SAFE_INTEGER),
+  DELIVERY_MAX_AGE_S: integer(1, 7 * 24 * 3600),
   TUNNEL_PATH: path,
   API_MAX_BODY_BYTES: integer(1, Number.MAX_SAFE_INTEGER),
   BODY_READ_TIMEOUT_MS: integer(1, 600_000),
@@ -198,9 +200,16 @@ export function loadConfig(env: Env) {
       ...read("TUNNEL_ALLOWED_DSNS") ?? [],
     ] as readonly Dsn[],
     tunnelMaxBodyBytes: read("TUNNEL_MAX_BODY_BYTES") ?? 20 * 1024 * 1024,
-    tunnelTimeoutMs: read("TUNNEL_TIMEOUT_MS") ?? 30_000,
-    /** Envelopes per client address per minute (0: no limit); Session Replay sends 20-40. */
+    /** Envelopes per client address per minute (0: no limit, nor any per-DSN one); Session
+     * Replay sends 20-40. */
     tunnelRateLimit,
+    /** Envelopes per DSN per minute from all clients (0: none; TUNNEL_RATE_LIMIT=0 too): a flood
+     * from rotating addresses spends at most this much of the Sentry quota, per instance. */
+    tunnelDsnRateLimit: read("TUNNEL_DSN_RATE_LIMIT") ?? 6_000,
+    /** Bytes of envelopes held while Sentry is down: an eighth of Deno Deploy's 512 MB. */
+    deliveryQueueBytes: read("DELIVERY_QUEUE_BYTES") ?? 64 * 1024 * 1024,
+    /** Envelopes older than this are dropped unsent (Relay keeps 24 h on disk; this is memory). */
+    deliveryMaxAgeS: read("DELIVERY_MAX_AGE_S") ?? 3600,
     /** Where the tunnel answers: the route, the browser SDK's `tunnel` option. */
     tunnelPath: read("TUNNEL_PATH") ?? "/monitoring",
     /** The largest JSON body an API route's `ctx.json()` reads. */

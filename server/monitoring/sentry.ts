@@ -1,7 +1,7 @@
 /** Sentry for the server: each app request in its own isolation scope with its span active, so
  * app code's `setTag`, `setUser`, `startSpan` stay with it; a client's "sampled" has a budget. */
 import * as Sentry from "@sentry/deno";
-import type { BaseTransportOptions, Envelope, Transport } from "@sentry/core";
+import type { BaseTransportOptions, Transport } from "@sentry/core";
 import type { ContextHandler } from "../http/request_context.ts";
 import type { Config } from "../lifecycle/config.ts";
 import { ErrorLimit } from "../http/failure_log.ts";
@@ -11,6 +11,8 @@ import { incomingTrace } from "./incoming_trace.ts";
 import { fetchTracingIntegration } from "./fetch_tracing.ts";
 import { createRateLimiter } from "../rate_limit.ts";
 import type { Monitoring } from "./monitoring.ts";
+import type { DeliveryQueue } from "../delivery/queue.ts";
+import { itemTypes } from "../tunnel/envelope.ts";
 
 /** What {@link startMonitoring} can be given besides the configuration; all optional. */
 export interface MonitoringOptions {
@@ -19,6 +21,8 @@ export interface MonitoringOptions {
   /** How many incoming "sampled" traces are honoured per window (also the burst), beyond the
    * server's rate; 10 a second by default. */
   readonly traceBudget?: { readonly limit: number; readonly windowMs: number };
+  /** The process's delivery queue: the SDK's envelopes go through it (else the SDK's transport). */
+  readonly delivery?: Pick<DeliveryQueue, "enqueue">;
   /** The app's own SDK options (server/sentry_options.ts), but DSN, release and sampling. */
   readonly sentryOptions?: Partial<Sentry.DenoOptions>;
 }
@@ -39,7 +43,7 @@ export function startMonitoring(
     release,
     // No tracesSampler: a parent's decision keeps the head's rate; the budget acts on the header.
     tracesSampleRate: config.tracesSampleRate,
-    transport: options.transport ?? splitTransport,
+    transport: options.transport ?? (options.delivery && queuedTransport(options.delivery)),
     // No cookies, Authorization or client address unless the app opts in.
     sendDefaultPii: app.sendDefaultPii ?? false,
     // A message can quote a client's input whole (`new URL(input)` does).
@@ -153,36 +157,18 @@ function requestData(req: Request) {
   return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
 }
 
-// Taken when this module loads, before `Sentry.init`: the SDK must not record its own requests.
-const platformFetch = globalThis.fetch;
-
-/** The SDK's transport, transactions in their own buffer so that under load they drop no error. */
-function splitTransport(options: BaseTransportOptions): Transport {
-  const makeRequest = async ({ body }: { body: string | Uint8Array }) => {
-    const res = await Sentry.suppressTracing(() =>
-      platformFetch(options.url, {
-        method: "POST",
-        body: body as BodyInit,
-        referrerPolicy: "strict-origin",
-        headers: options.headers,
-      })
-    );
-    await res.body?.cancel(); // only the status and headers are read
-    return {
-      statusCode: res.status,
-      headers: {
-        "x-sentry-rate-limits": res.headers.get("x-sentry-rate-limits"),
-        "retry-after": res.headers.get("retry-after"),
-      },
-    };
-  };
-  const transactions = Sentry.createTransport(options, makeRequest);
-  const others = Sentry.createTransport(options, makeRequest);
-  const bufferFor = (envelope: Envelope) =>
-    envelope[1].some(([header]) => header.type === "transaction") ? transactions : others;
-  return {
-    send: (envelope) => bufferFor(envelope).send(envelope),
-    flush: async (timeout) =>
-      (await Promise.all([transactions.flush(timeout), others.flush(timeout)])).every(Boolean),
-  };
+/** The SDK's transport: each envelope handed to the delivery queue, which sends, retries and
+ * answers as the ingest would (200 once queued, 429 with the limits, 503 when full). */
+function queuedTransport(delivery: Pick<DeliveryQueue, "enqueue">) {
+  return (options: BaseTransportOptions): Transport =>
+    Sentry.createTransport(options, ({ body }) => {
+      const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+      const headers = { "content-type": "application/x-sentry-envelope", ...options.headers };
+      // The SDK's URL names the DSN's key, as rate limits and client reports are keyed.
+      const key = new URL(options.url).searchParams.get("sentry_key") ?? "";
+      const envelope = { url: options.url, body: bytes, headers, key, itemTypes: itemTypes(bytes) };
+      const { status, headers: answer } = delivery.enqueue(envelope);
+      const none = { "x-sentry-rate-limits": null, "retry-after": null };
+      return Promise.resolve({ statusCode: status, headers: { ...none, ...answer } });
+    });
 }

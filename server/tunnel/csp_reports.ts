@@ -3,7 +3,7 @@
 import { ApiError, createJsonReader } from "../api/json_body.ts";
 import type { BodyBudget } from "../http/body_budget.ts";
 import { clientAddress, type TrustProxy } from "../http/client_address.ts";
-import type { Bytes } from "../http/request_body.ts";
+import type { DeliveryQueue } from "../delivery/queue.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { rateLimited, upstreamHeaders } from "./policy.ts";
 
@@ -16,13 +16,6 @@ const types = {
   name: "application/csp-report or application/reports+json",
 };
 
-/** Sends a checked report to `url` (a plain fetch, or the delivery queue). */
-export type Forward = (
-  url: string,
-  body: Bytes,
-  headers: Record<string, string>,
-) => Promise<Response>;
-
 /** Build the handler: `target` is the security endpoint, `rateLimit` TUNNEL_RATE_LIMIT's reports
  * per client per minute (a bucket of their own, so reports never spend the envelopes' budget). */
 export function createCspReportHandler(
@@ -31,7 +24,9 @@ export function createCspReportHandler(
     trustProxy: TrustProxy;
     rateLimit: number;
     bodies: BodyBudget;
-    forward: Forward;
+    /** The app's own DSN's public key: its rate limits are the reports' too. */
+    key: string;
+    delivery: Pick<DeliveryQueue, "enqueue">;
   },
 ) {
   const limiter = options.rateLimit > 0 && createRateLimiter({ limit: options.rateLimit });
@@ -55,8 +50,10 @@ export function createCspReportHandler(
     // As the tunnel's (client address, User-Agent); a Content-Encoding would be the client's lie.
     const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
-    const res = await options.forward(options.target, body, headers).catch(() => undefined);
-    await res?.body?.cancel();
-    return res?.ok ? new Response(null, { status: 204 }) : answer(502, "ingest did not take it");
+    const { target: url, key, delivery } = options;
+    const queued = delivery.enqueue({ url, body, headers, key, itemTypes: [] });
+    return queued.status === 200
+      ? new Response(null, { status: 204 })
+      : answer(queued.status, queued.reason, queued.headers);
   };
 }

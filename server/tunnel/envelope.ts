@@ -116,3 +116,30 @@ class LineCollector {
     return end < 0 ? undefined : this.#line.bytes();
   }
 }
+
+/** Items whose types are read at most: Relay takes 30 attachments; real envelopes hold a few. */
+export const MAX_ITEMS = 100;
+
+/** The types of an envelope's items (held whole, not encoded), as far as their header lines read
+ * well: the rate limits' categories. Linear in the bytes; payloads are skipped, never parsed. */
+export function itemTypes(envelope: Uint8Array): string[] {
+  const types: string[] = [];
+  let at = envelope.indexOf(0x0a) + 1; // past the envelope's own header
+  while (at > 0 && at < envelope.byteLength && types.length < MAX_ITEMS) {
+    const end = envelope.indexOf(0x0a, at);
+    let header: { type?: unknown; length?: unknown };
+    try {
+      header = JSON.parse(utf8.decode(envelope.subarray(at, end < 0 ? undefined : end)));
+    } catch {
+      break;
+    }
+    if (typeof header?.type !== "string" || !Object.hasOwn(header, "type") || end < 0) break;
+    types.push(header.type);
+    // A payload with a length is that many bytes, then "\n" or the end; else it ends at a "\n".
+    const { length } = header;
+    const sized = Number.isSafeInteger(length) && (length as number) >= 0;
+    at = sized ? end + 1 + (length as number) : envelope.indexOf(0x0a, end + 1) + 1;
+    if (sized && envelope[at] === 0x0a) at++;
+  }
+  return types;
+}

@@ -1,13 +1,14 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
- * names a configured DSN; it goes only to that DSN's URL, no redirect followed. Client and ingest
- * faults are 4xx/502/504 answers and a log; anything else is a bug, thrown for a 500 and report. */
+ * names a configured DSN; then it is read whole and handed to the delivery queue, for that DSN's
+ * URL only, and answered 200 as Sentry would. Client faults, the ingest's rate limits and a full
+ * queue are 4xx/503 answers and a log; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
-import { parseEnvelopeHeader, readHead } from "./envelope.ts";
+import { itemTypes, parseEnvelopeHeader, readHead } from "./envelope.ts";
+import type { DeliveryQueue } from "../delivery/queue.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
 import {
-  type Bytes,
   contentLength,
   FRAGMENTED_REASON,
   RequestBody,
@@ -17,16 +18,13 @@ import {
   contentEncoding,
   type Encoding,
   HEADER_MISSING,
+  overBudget,
   precheck,
   rateLimited,
   type Rejection,
-  relayedHeaders,
   tooLarge,
   upstreamHeaders,
 } from "./policy.ts";
-
-// Taken before monitoring may wrap fetch for breadcrumbs: forwarded envelopes are not the app's.
-const platformFetch = globalThis.fetch;
 
 /** What the tunnel needs to know; the app builds it from its `Config`. */
 export interface TunnelOptions {
@@ -34,14 +32,17 @@ export interface TunnelOptions {
   readonly allowedDsns: readonly Dsn[];
   /** Largest request body, counted on the wire (compressed if the client compressed it). */
   readonly maxBodyBytes: number;
-  /** Deadline for the ingest's answer once the body is read (the body's pace is the budget's). */
-  readonly timeoutMs: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: TrustProxy;
-  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
+  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share), and
+   * no overall one. */
   readonly rateLimit?: number;
-  /** Upstream fetch (tests, the dev inbox); the platform's honours HTTP(S)_PROXY and DENO_CERT. */
-  readonly fetch?: typeof fetch;
+  /** Envelopes per DSN per minute from all clients together; 0 or absent: none. */
+  readonly dsnRateLimit?: number;
+  /** Where accepted envelopes go (required while any DSN is allowed). */
+  readonly delivery?: Pick<DeliveryQueue, "enqueue">;
+  /** Milliseconds on a monotonic clock, for the rate limits (tests pass their own). */
+  readonly clock?: () => number;
   /** The server's budget for bodies in flight, shared with `ctx.json()`. */
   readonly bodies: BodyBudget;
   /** Receives one record per refused or failed envelope, with the request's id if known. */
@@ -65,50 +66,55 @@ export type TunnelHandler = (
   ctx?: { readonly requestId?: string; refused?: { reason: string; bytes?: number } },
 ) => Promise<Response>;
 
-/** Bodies up to this size with a Content-Length are read whole and sent with a Content-Length;
- * larger or chunked ones stream. */
+/** Bodies up to this size with a Content-Length are read by Deno in one buffer; larger or chunked
+ * ones in pieces. */
 export const SMALL_BODY_BYTES = 64 * 1024;
 
-// The ingest answers `{"id":"..."}`; anything bigger is not a Sentry ingest.
-const MAX_ANSWER_BYTES = 64 * 1024;
 const TEXT = "text/plain; charset=utf-8";
 
 /** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
-  const { allowedDsns, maxBodyBytes, timeoutMs, bodies } = options;
-  const upstreamFetch = options.fetch ?? platformFetch;
+  const { allowedDsns, maxBodyBytes, bodies } = options;
+  const clock = options.clock ?? (() => performance.now());
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
+  // Keyed by configured DSNs' keys only; off with the per-client limit.
+  const dsnBudget = limiter && options.dsnRateLimit
+    ? createRateLimiter({ limit: options.dsnRateLimit })
+    : undefined;
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
-  /** Read the header line, check the DSN, send the body upstream and relay the answer. */
+  /** Read the header line, check the DSN and the limits, read the rest and queue it. */
   async function forward(
     body: RequestBody,
     encoding: Encoding | null,
     headers: Record<string, string>,
-  ): Promise<Response | Rejection> {
+  ): Promise<Rejection | undefined> {
     const head = await readHead(() => body.next(), encoding);
     if (!("line" in head)) return head;
     const named = parseEnvelopeHeader(head.line);
     if (typeof named === "string") return { status: 400, reason: named };
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
-    // A chunked body that ends small is sent whole too: with a Content-Length, and replayable.
+    // Read whole (within maxBodyBytes): the queue holds the bytes until the ingest takes them.
     const { raw } = head;
-    while (!body.done && body.declared === null && raw.length <= SMALL_BODY_BYTES) {
+    while (!body.done) {
       const chunk = await body.next();
       if (chunk !== undefined) raw.append(chunk);
     }
-    const sent = body.done ? raw.bytes() : body.stream(raw.bytes());
-    try {
-      const url = envelopeUrls.get(dsn)!;
-      return await relay(await post(upstreamFetch, url, sent, headers, body.upstream.signal));
-    } catch (error) {
-      // Cut short by the tunnel (timeout, client gone, too large): the caller answers.
-      if (body.cause !== undefined && body.cause !== "abandoned") throw error;
-      if (error instanceof TypeError) return { status: 502, reason: "ingest unreachable" };
-      throw error;
-    }
+    const [url, bytes, key] = [envelopeUrls.get(dsn)!, raw.bytes(), dsn.publicKey];
+    // A compressed body's items are not decoded: only a limit on every category holds it.
+    const types = encoding === null ? itemTypes(bytes) : [];
+    const spent = dsnBudget?.take(key, clock());
+    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
+    const decision = options.delivery!.enqueue({
+      url,
+      body: bytes,
+      headers,
+      key,
+      itemTypes: types,
+    });
+    return decision.status === 200 ? undefined : decision;
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
@@ -127,7 +133,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const client = clientKey(clientIp); // the rate limit's and the budget's key
     let early = precheck(limits, declared, encoding);
     if (early === undefined && limiter !== undefined && clientIp !== "") {
-      const decision = limiter.take(client, performance.now());
+      const decision = limiter.take(client, clock());
       if (!decision.allowed) early = rateLimited(decision.retryAfterSeconds);
     }
     // `req.body` is not touched for a small body with a length: it would build a stream.
@@ -137,86 +143,25 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       return refuse(early ?? HEADER_MISSING, declared ?? 0);
     }
     const body = new RequestBody(req, declared, maxBodyBytes, SMALL_BODY_BYTES, bodies, client);
-    // One timer per envelope, cleared when it ends: AbortSignal.timeout's would outlive it.
-    let deadline: ReturnType<typeof setTimeout> | undefined;
-    body.onEnd = () => deadline = setTimeout(() => body.stop("timeout"), timeoutMs);
     try {
-      const outcome = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
-      const bytes = declared ?? body.received;
-      if (!(outcome instanceof Response)) return refuse(outcome, bytes);
-      const { ok, status } = outcome;
-      if (!ok) log(status, "ingest refused the envelope", bytes);
-      return outcome;
+      const refused = await forward(body, encoding, upstreamHeaders(req.headers, clientIp));
+      if (refused !== undefined) return refuse(refused, declared ?? body.received);
+      // Sentry's own answer once it has an envelope; the ingest's comes later, to the queue.
+      return new Response("{}", { headers: { "content-type": "application/json" } });
     } catch (error) {
       if (body.cause === undefined || body.cause === "abandoned") throw error;
-      return refuse(stopped(body.cause, body.done), declared ?? body.received);
+      return refuse(stopped(body.cause), declared ?? body.received);
     } finally {
-      clearTimeout(deadline);
       body.release();
     }
   };
 
   /** The answer to a transfer the tunnel cut short. */
-  function stopped(cause: StopCause, allRead: boolean): Rejection {
+  function stopped(cause: StopCause): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
     if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
-    // Once every byte was read, the wait is the ingest's (504); before, the client's (408).
-    if (cause === "timeout" && allRead) {
-      return { status: 504, reason: `ingest did not answer within ${timeoutMs} ms` };
-    }
     // Else nobody reads the answer to a client gone; the status labels the log line.
     return refusedBody(cause, bodies.limits) ??
       { status: 400, reason: "client closed the connection before the body was complete" };
   }
-}
-
-/** POST an envelope, no redirects; a body held whole is sent again if fetch failed before any
- * answer (a TypeError, not `signal`): fetch itself retries only reused connections. */
-async function post(
-  upstreamFetch: typeof fetch,
-  url: string,
-  body: Bytes | ReadableStream<Bytes>,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<Response> {
-  const init = { method: "POST", headers, body, redirect: "manual", signal, duplex: "half" };
-  const send = () => upstreamFetch(url, init as RequestInit);
-  return await send().catch((error) => {
-    if (!(body instanceof Uint8Array) || !(error instanceof TypeError) || signal.aborted) {
-      throw error;
-    }
-    return send();
-  });
-}
-
-/** What the browser gets of the ingest's answer (see `relayedHeaders`), or a 502. */
-async function relay(upstream: Response): Promise<Response | Rejection> {
-  const { status } = upstream;
-  const { json, headers } = relayedHeaders(upstream.headers);
-  const empty = status === 204 || status === 205;
-  const redirected = (status >= 300 && status < 400) || upstream.type === "opaqueredirect";
-  // fetch passes on any three-digit status; a Response carries 200-599 only.
-  const invalid = status < 200 || status > 599;
-  if (redirected || invalid || !json || empty) {
-    await upstream.body?.cancel();
-    if (redirected) return { status: 502, reason: "ingest answered with a redirect" };
-    if (invalid) return { status: 502, reason: "ingest answered an invalid status" };
-    return new Response(empty ? null : `ingest answered ${status}\n`, { status, headers });
-  }
-  // A declared length bounds the body, unless fetch decompresses it on the way in.
-  const declared = contentLength(upstream.headers);
-  if (
-    declared !== null && declared <= MAX_ANSWER_BYTES && !upstream.headers.has("content-encoding")
-  ) {
-    return new Response(await upstream.bytes(), { status, headers });
-  }
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let length = 0;
-  for await (const chunk of upstream.body ?? []) {
-    length += chunk.byteLength;
-    // Leaving the loop cancels the rest.
-    if (length > MAX_ANSWER_BYTES) return { status: 502, reason: "ingest response too large" };
-    chunks.push(chunk);
-  }
-  return new Response(new Blob(chunks), { status, headers });
 }

@@ -1,4 +1,4 @@
-/** The tunnel's decisions that need no I/O: refusals, the client's address, headers both ways. */
+/** The tunnel's decisions that need no I/O: refusals, the client's address, the ingest's headers. */
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -68,6 +68,14 @@ export function rateLimited(retryAfterSeconds: number): Rejection {
   };
 }
 
+/** The 429 past the overall budget of a DSN: no set of client addresses spends more of the quota. */
+export function overBudget(retryAfterSeconds: number): Rejection {
+  return {
+    ...rateLimited(retryAfterSeconds),
+    reason: "too many envelopes for this DSN; retry later",
+  };
+}
+
 /** Headers for the ingest: the envelope type, and the client's encoding, address (if known; see
  * `clientAddress` in server/http/client_address.ts) and agent. */
 export function upstreamHeaders(headers: Headers, clientIp: string) {
@@ -78,20 +86,4 @@ export function upstreamHeaders(headers: Headers, clientIp: string) {
   const userAgent = headers.get("user-agent");
   if (userAgent !== null) out["user-agent"] = userAgent;
   return out;
-}
-
-/** Of the ingest's answer only Retry-After, X-Sentry-Rate-Limits (the SDK backs off on them) and a
- * JSON body reach the browser: never Set-Cookie, HSTS, CORS or markup the origin did not write. */
-export function relayedHeaders(
-  upstream: Headers,
-): { json: boolean; headers: Record<string, string> } {
-  const json = /^application\/json\s*(;|$)/i.test(upstream.get("content-type") ?? "");
-  const headers: Record<string, string> = {
-    "content-type": json ? "application/json" : "text/plain; charset=utf-8",
-  };
-  for (const name of ["retry-after", "x-sentry-rate-limits"]) {
-    const value = upstream.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  return { json, headers };
 }

@@ -10,9 +10,15 @@
  */
 import { configuredTunnel } from "../../server/app.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
+import { createDeliveryQueue } from "../../server/delivery/queue.ts";
 
 const config = loadConfig({ TUNNEL_ALLOWED_DSNS: Deno.args[0], TUNNEL_RATE_LIMIT: "0" });
-const tunnel = configuredTunnel(config);
+const delivery = createDeliveryQueue({
+  dsns: config.tunnelAllowedDsns,
+  maxBytes: config.deliveryQueueBytes,
+  maxAgeMs: config.deliveryMaxAgeS * 1000,
+});
+const tunnel = configuredTunnel(config, delivery);
 
 Deno.serve({
   hostname: "127.0.0.1",

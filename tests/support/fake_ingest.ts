@@ -67,8 +67,8 @@ export interface FakeIngest extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Start a fake ingest on 127.0.0.1 with a free port. */
-export function startFakeIngest(initial: IngestReply = {}): FakeIngest {
+/** Start a fake ingest on 127.0.0.1 with a free port, or on `port` (an outage that ends). */
+export function startFakeIngest(initial: IngestReply = {}, port = 0): FakeIngest {
   const requests: ReceivedRequest[] = [];
   const counts = { started: 0, incomplete: 0 };
   const waiters = new Set<() => void>();
@@ -78,7 +78,7 @@ export function startFakeIngest(initial: IngestReply = {}): FakeIngest {
   const notify = () => waiters.forEach((check) => check());
 
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    { hostname: "127.0.0.1", port, onListen: () => {} },
     async (req) => {
       counts.started++;
       notify();
@@ -112,14 +112,13 @@ export function startFakeIngest(initial: IngestReply = {}): FakeIngest {
       return replyResponse(reply);
     },
   );
-  const port = server.addr.port;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${server.addr.port}`;
 
   return {
     url,
-    port,
+    port: server.addr.port,
     dsn: (publicKey = "public", projectId = "1", pathPrefix = "") =>
-      `http://${publicKey}@127.0.0.1:${port}${pathPrefix}/${projectId}`,
+      `http://${publicKey}@127.0.0.1:${server.addr.port}${pathPrefix}/${projectId}`,
     requests,
     get started() {
       return counts.started;

@@ -59,7 +59,6 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     SENTRY_DSN: dsn,
     // Unsampled: a transaction per page request would be traffic the fuzz did not cause.
     SENTRY_TRACES_SAMPLE_RATE: "0",
-    TUNNEL_TIMEOUT_MS: String(TUNNEL_TIMEOUT_MS),
     BODY_READ_TIMEOUT_MS: String(TUNNEL_TIMEOUT_MS),
     // Off: past 600 envelopes a minute every case would meet the 429 before the checks the fuzz
     // is for (the DSN, the header, the framing). The limit has tests of its own.

@@ -17,6 +17,7 @@ import { livePages, renderPages } from "../../server/page/render.ts";
 import { App } from "../../client/App.tsx";
 import { type FixtureLoaders, fixtureRoutesWith } from "../fixtures/routes.tsx";
 import type { FakeIngest } from "./fake_ingest.ts";
+import { createDeliveryQueue } from "../../server/delivery/queue.ts";
 
 const manifest = await readManifest();
 const pages = await readRenderedPages();
@@ -38,7 +39,13 @@ export function startMonitoredApp(
     PORT: "0",
     ...env,
   });
-  const monitoring = startMonitoring(config, "r1", options);
+  const delivery = createDeliveryQueue({
+    dsns: config.tunnelAllowedDsns,
+    maxBytes: 64 * 1024 * 1024,
+    maxAgeMs: 60_000,
+    log: () => {},
+  });
+  const monitoring = startMonitoring(config, "r1", { delivery, ...options });
   const bundle = loaders && { pages: fixtureRoutesWith(loaders), App };
   const app = createApp({
     config,
@@ -47,6 +54,7 @@ export function startMonitoredApp(
     staticIndex,
     release: "r1",
     monitoring,
+    delivery,
     apiRoutes,
     logLine: () => {},
     failureLog: new FailureLog({ write: () => {} }),
@@ -60,9 +68,11 @@ export function startMonitoredApp(
     async stop() {
       await server.shutdown();
       assert.equal(await monitoring.flush(5_000), true, "flushed in time");
+      assert.equal(await delivery.flush(5_000), true, "delivered in time");
     },
     async [Symbol.asyncDispose]() {
       await server.shutdown().catch(() => {});
+      await delivery.close();
       await Sentry.close(1_000);
     },
   };

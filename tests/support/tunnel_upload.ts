@@ -11,6 +11,11 @@ import {
   type TunnelOptions,
   type TunnelRecord,
 } from "../../server/tunnel/handler.ts";
+import {
+  createDeliveryQueue,
+  type DeliveryOptions,
+  type DeliveryQueue,
+} from "../../server/delivery/queue.ts";
 
 /** One mebibyte, the unit of every body size in the tunnel tests. */
 export const MiB = 1024 * 1024;
@@ -39,18 +44,34 @@ export interface Tunnel extends AsyncDisposable {
   readonly logs: LogLine[];
   /** Requests whose head reached the tunnel's handler so far. */
   readonly requests: number;
+  /** The tunnel's delivery queue (its own, closed on dispose). */
+  readonly delivery: DeliveryQueue;
+  /** Lines the delivery queue logged. */
+  readonly deliveryLogs: string[];
 }
 
-/** Start a tunnel on 127.0.0.1 port 0 that forwards for `allowed` DSNs; `options` override. */
+/** Start a tunnel on 127.0.0.1 port 0 that forwards for `allowed` DSNs; `options` override, and
+ * `queue` sets its delivery queue's (retries after 20 ms, doubling to 200 ms, unless it says). */
 export function startTunnel(
   allowed: readonly string[],
-  options: Partial<TunnelOptions> = {},
+  options: Partial<TunnelOptions> & { readonly fetch?: typeof fetch } = {},
+  queue: Partial<DeliveryOptions> = {},
 ): Tunnel {
   const logs: LogLine[] = [];
+  const deliveryLogs: string[] = [];
+  const delivery = createDeliveryQueue({
+    dsns: allowed.map(mustParse),
+    maxBytes: 64 * MiB,
+    maxAgeMs: 3_600_000,
+    backoffMs: [20, 200],
+    fetch: options.fetch,
+    log: (line) => deliveryLogs.push(line),
+    ...queue,
+  });
   const handler = createTunnelHandler({
+    delivery,
     allowedDsns: allowed.map(mustParse),
     maxBodyBytes: 8 * MiB,
-    timeoutMs: 10_000,
     trustProxy: false,
     bodies: defaultBodies((options.rateLimit ?? 0) > 0),
     log: (fields) => logs.push(fields),
@@ -68,7 +89,12 @@ export function startTunnel(
     get requests() {
       return requests;
     },
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    delivery,
+    deliveryLogs,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+      await delivery.close();
+    },
   };
 }
 

@@ -74,7 +74,7 @@ Deno.test({
     staticIndex: await indexStaticFiles("static", { serveSourceMaps: false }),
     release: "test",
     monitoring: MONITORING_OFF,
-    fetch: async (_url, init) => (await new Response(init?.body).bytes(), Response.json({})),
+    delivery: { enqueue: () => ({ status: 200 }) },
     logLine: (line) => lines.push(line),
     refusals: createRefusalLog((line) => lines.push(line), "json", { now: () => nowMs }),
   });

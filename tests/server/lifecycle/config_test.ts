@@ -24,7 +24,6 @@ Deno.test("loadConfig: defaults with an empty environment", () => {
   assert.equal(config.tracesSampleRate, 0.1);
   assert.deepEqual(config.tunnelAllowedDsns, []);
   assert.equal(config.tunnelMaxBodyBytes, 20 * 1024 * 1024);
-  assert.equal(config.tunnelTimeoutMs, 30_000);
   assert.deepEqual(config.bodies, { ...BODY_DEFAULTS, clientLimits: true });
   assert.equal(config.tunnelRateLimit, 600);
   assert.equal(config.trustProxy, false);
@@ -41,7 +40,6 @@ Deno.test("loadConfig: reads every variable", () => {
     SENTRY_TRACES_SAMPLE_RATE: "0.25",
     TUNNEL_ALLOWED_DSNS: " http://key2@10.0.0.5:9000/sentry/22 , https://key3@example.com/33",
     TUNNEL_MAX_BODY_BYTES: "1024",
-    TUNNEL_TIMEOUT_MS: "500",
     TUNNEL_RATE_LIMIT: "0",
     BODY_READ_TIMEOUT_MS: "20000",
     BODY_MIN_RATE: "1024",
@@ -58,7 +56,6 @@ Deno.test("loadConfig: reads every variable", () => {
   assert.deepEqual(config.tunnelAllowedDsns.map((d) => d.projectId), ["11", "22", "33"]);
   assert.equal(config.tunnelAllowedDsns[1].path, "/sentry");
   assert.equal(config.tunnelMaxBodyBytes, 1024);
-  assert.equal(config.tunnelTimeoutMs, 500);
   // Per-client shares of the body budget are off with the rate limit.
   const bodies = {
     readTimeoutMs: 20_000,
@@ -94,7 +91,6 @@ for (
     [{ SENTRY_TRACES_SAMPLE_RATE: "1.5" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
     [{ SENTRY_TRACES_SAMPLE_RATE: "half" }, /^SENTRY_TRACES_SAMPLE_RATE: expected a number/],
     [{ TUNNEL_MAX_BODY_BYTES: "0" }, /^TUNNEL_MAX_BODY_BYTES: expected an integer from 1/],
-    [{ TUNNEL_TIMEOUT_MS: "1e3" }, /^TUNNEL_TIMEOUT_MS: expected an integer/],
     [{ TUNNEL_RATE_LIMIT: "-1" }, /^TUNNEL_RATE_LIMIT: expected an integer from 0/],
     [{ BODY_READ_TIMEOUT_MS: "0" }, /^BODY_READ_TIMEOUT_MS: expected an integer from 1/],
     [{ BODY_MIN_RATE: "8k" }, /^BODY_MIN_RATE: expected an integer from 1/],
@@ -327,4 +323,25 @@ Deno.test("ALLOWED_HOSTS: the app's hosts as Host names them; its own origins, e
     () => loadConfig({ ALLOWED_HOSTS: "a.example, evil.example/x" }),
     /^ConfigError: ALLOWED_HOSTS/,
   );
+});
+
+Deno.test("delivery and the per-DSN budget: defaults, values, one line for a bad one", () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.deliveryQueueBytes, 64 * 1024 * 1024);
+  assert.equal(defaults.deliveryMaxAgeS, 3600);
+  assert.equal(defaults.tunnelDsnRateLimit, 6000);
+  const set = loadConfig({
+    DELIVERY_QUEUE_BYTES: "8388608",
+    DELIVERY_MAX_AGE_S: "60",
+    TUNNEL_DSN_RATE_LIMIT: "0",
+  });
+  assert.deepEqual(
+    [set.deliveryQueueBytes, set.deliveryMaxAgeS, set.tunnelDsnRateLimit],
+    [8388608, 60, 0],
+  );
+  assert.throws(
+    () => loadConfig({ DELIVERY_QUEUE_BYTES: "1000" }),
+    /^ConfigError: DELIVERY_QUEUE_BYTES: expected an integer from 1048576 to/,
+  );
+  assert.throws(() => loadConfig({ DELIVERY_MAX_AGE_S: "0" }), /DELIVERY_MAX_AGE_S: expected/);
 });

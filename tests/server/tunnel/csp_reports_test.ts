@@ -2,26 +2,30 @@ import assert from "node:assert/strict";
 import {
   createCspReportHandler,
   CSP_REPORT_MAX_BYTES,
-  type Forward,
 } from "../../../server/tunnel/csp_reports.ts";
+import type { Decision, Outgoing } from "../../../server/delivery/queue.ts";
 import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const TARGET = "https://ingest.example/api/1/security/?sentry_key=k";
 const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
 
 /** The handler on a real socket, with a forward that records what it was given. */
-function serve(options: { rateLimit?: number; answer?: () => Promise<Response> } = {}) {
-  const forwarded: { url: string; body: unknown; headers: Record<string, string> }[] = [];
-  const forward: Forward = (url, body, headers) => {
-    forwarded.push({ url, body: JSON.parse(new TextDecoder().decode(body)), headers });
-    return options.answer?.() ?? Promise.resolve(new Response("{}", { status: 200 }));
+function serve(options: { rateLimit?: number; answer?: () => Decision } = {}) {
+  const forwarded: { url: string; body: unknown; headers: Record<string, string>; key: string }[] =
+    [];
+  const delivery = {
+    enqueue: ({ url, body, headers, key }: Outgoing): Decision => {
+      forwarded.push({ url, body: JSON.parse(new TextDecoder().decode(body)), headers, key });
+      return options.answer?.() ?? { status: 200 };
+    },
   };
   const handler = createCspReportHandler({
     target: TARGET,
     trustProxy: false,
     rateLimit: options.rateLimit ?? 0,
     bodies: defaultBodies(),
-    forward,
+    key: "k",
+    delivery,
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
   const post = async (body: BodyInit, type: string) => {
@@ -82,11 +86,19 @@ Deno.test("CSP reports: the per-client rate limit answers 429 with Retry-After",
   assert.equal(s.forwarded.length, 2);
 });
 
-Deno.test("CSP reports: an ingest that fails or refuses is a 502, never a throw", async () => {
+Deno.test("CSP reports: the queue's refusal (rate limited, full) is the browser's answer", async () => {
+  const headers = { "retry-after": "30", "x-sentry-rate-limits": "30::organization" };
   {
-    await using s = serve({ answer: () => Promise.reject(new TypeError("connection refused")) });
-    assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 502);
+    await using s = serve({ answer: () => ({ status: 429, reason: "rate limited", headers }) });
+    const res = await s.post(JSON.stringify(REPORT), "application/csp-report");
+    assert.deepEqual([res.status, res.text, res.headers.get("retry-after")], [
+      429,
+      "rate limited\n",
+      "30",
+    ]);
+    assert.equal(s.forwarded[0].key, "k");
   }
-  await using s = serve({ answer: () => Promise.resolve(new Response("no", { status: 403 })) });
-  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 502);
+  const full = { "retry-after": "5" };
+  await using s = serve({ answer: () => ({ status: 503, reason: "queue full", headers: full }) });
+  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 503);
 });

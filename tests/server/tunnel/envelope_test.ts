@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import {
+  itemTypes,
   MAX_HEADER_BYTES,
+  MAX_ITEMS,
   parseEnvelopeHeader,
   readHead,
 } from "../../../server/tunnel/envelope.ts";
@@ -168,4 +170,32 @@ Deno.test("readHead: no line, corrupt and truncated compressed bodies are refuse
   }
   const garbage = await head(encode("not gzip at all\n"), 100, "gzip");
   assert.match("reason" in garbage.result ? garbage.result.reason : "", /decompress/);
+});
+
+Deno.test("itemTypes: each item's type, payloads skipped by length or by line, as far as headers read", () => {
+  const text = new TextEncoder();
+  const bytes = (s: string) => text.encode(s);
+  assert.deepEqual(
+    itemTypes(
+      bytes(
+        '{"dsn":"x"}\n{"type":"event","length":7}\n{"a":1}\n{"type":"attachment"}\nab\n{"type":"transaction","length":3}\n\n\n\n',
+      ),
+    ),
+    ["event", "attachment", "transaction"],
+  );
+  // A length that covers a newline is honoured: the payload holds "x\n{".
+  assert.deepEqual(itemTypes(bytes('{}\n{"type":"log","length":3}\nx\n{{"type":"span"}\n{}')), [
+    "log",
+    "span",
+  ]);
+  assert.deepEqual(itemTypes(bytes('{}\nnot json\n{"type":"event"}\n{}')), []);
+  assert.deepEqual(itemTypes(bytes('{}\n{"type":7}\n{}')), []);
+  assert.deepEqual(
+    itemTypes(bytes('{}\n{"type":"event"}')),
+    [],
+    "a header without its payload line",
+  );
+  assert.deepEqual(itemTypes(bytes("{}")), []);
+  const many = "{}\n" + '{"type":"attachment","length":0}\n\n'.repeat(500);
+  assert.equal(itemTypes(bytes(many)).length, MAX_ITEMS);
 });

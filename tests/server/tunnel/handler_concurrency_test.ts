@@ -29,6 +29,7 @@ test("1,000 envelopes at 50 concurrent each arrive exactly once, byte for byte",
   }));
   assert.deepEqual(new Set(statuses), new Set([200]));
   assert.equal(statuses.length, 1000);
+  await tunnel.delivery.flush(10_000);
   const received = ingest.requests.map((r) => r.sha256);
   assert.deepEqual(received.toSorted(), sent.toSorted());
   assert.equal(new Set(received).size, 1000);

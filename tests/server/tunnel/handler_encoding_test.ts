@@ -35,6 +35,7 @@ test("a compressed body is forwarded unchanged with its Content-Encoding", async
     const body = chunked ? chunkedStream(compressed, 8 * 1024) : compressed;
     const answer = await post(tunnel.url, body, { "content-encoding": encoding });
     assert.equal(answer.status, 200, `${encoding}: ${answer.text}`);
+    await tunnel.delivery.flush(10_000);
     const received = ingest.requests.at(-1)!;
     assert.equal(received.sha256, await sha256Hex(compressed));
     assert.equal(received.headers.get("content-encoding"), encoding);
@@ -93,6 +94,7 @@ test("brotli bodies: forwarded unchanged when allowed, refused otherwise, bombs 
     const body = chunked ? chunkedStream(compressed, 8 * 1024) : compressed;
     const answer = await post(tunnel.url, body, { "content-encoding": "br" });
     assert.equal(answer.status, 200, answer.text);
+    await tunnel.delivery.flush(10_000);
     const received = ingest.requests.at(-1)!;
     assert.equal(received.sha256, await sha256Hex(compressed));
     assert.equal(received.headers.get("content-encoding"), "br");
@@ -107,6 +109,7 @@ test("brotli bodies: forwarded unchanged when allowed, refused otherwise, bombs 
   assertOneLineReason(await post(tunnel.url, bomb, { "content-encoding": "br" }), 400, /too long/);
   const notBrotli = buildEnvelope(ingest.dsn(), randomBytes(10));
   assertOneLineReason(await post(tunnel.url, notBrotli, { "content-encoding": "br" }), 400);
+  await tunnel.delivery.flush(10_000);
   assert.equal(ingest.requests.length, forwarded, "nothing refused was forwarded");
 });
 
@@ -124,6 +127,7 @@ test("compressed bodies sent one byte at a time are decoded once and forwarded",
       "content-encoding": encoding,
     });
     assert.equal(answer.status, 200, `${encoding}: ${answer.text}`);
+    await tunnel.delivery.flush(10_000);
     assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(compressed));
   }
 });
@@ -139,6 +143,7 @@ test("a gzip body of several members (RFC 1952) is accepted and forwarded as sen
       "content-encoding": "gzip",
     });
     assert.equal(answer.status, 200, answer.text);
+    await tunnel.delivery.flush(10_000);
     assert.equal(ingest.requests.at(-1)!.sha256, await sha256Hex(body));
   }
 });

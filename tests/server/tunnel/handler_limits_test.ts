@@ -135,7 +135,6 @@ test("a body shorter than its Content-Length is never forwarded as complete", as
   const handler = createTunnelHandler({
     allowedDsns: [mustParse(ingest.dsn())],
     maxBodyBytes: MiB,
-    timeoutMs: 5_000,
     trustProxy: false,
     bodies: defaultBodies(),
     log: (fields) => logs.push(fields),
@@ -174,7 +173,7 @@ test("a client that leaves halfway through a small body: logged, nothing forward
   assert.equal(ingest.started, 0);
 });
 
-test("a client that aborts mid-upload aborts the upstream request", async () => {
+test("a client that aborts mid-upload: logged, nothing queued or forwarded", async () => {
   await using ingest = startFakeIngest();
   await using tunnel = startTunnel([ingest.dsn()]);
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(1 * MiB));
@@ -189,7 +188,7 @@ test("a client that aborts mid-upload aborts the upstream request", async () => 
         stream.enqueue(envelope.slice(0, 200 * 1024));
         return;
       }
-      await ingest.waitFor(1, "started");
+      await eventually(() => tunnel.requests === 1, "the upload at the tunnel");
       controller.abort();
       await aborted.promise;
       stream.close();
@@ -201,9 +200,8 @@ test("a client that aborts mid-upload aborts the upstream request", async () => 
       { method: "POST", body, signal: controller.signal, duplex: "half" } as RequestInit,
     ),
   );
-  await ingest.waitFor(1, "settled");
-  assert.equal(ingest.requests.length, 0, "the ingest must not get a complete envelope");
-  assert.equal(ingest.incomplete, 1);
   await eventually(() => tunnel.logs.length === 1, "the log line");
   assert.match(String(tunnel.logs[0].reason), /client closed/);
+  assert.equal(tunnel.delivery.held.envelopes, 0);
+  assert.equal(ingest.started, 0);
 });

@@ -44,6 +44,7 @@ test("an envelope for a DSN that is not allowed is refused and goes nowhere", as
   });
   // The allowed one still works, and lands under its path prefix.
   assert.equal((await post(tunnel.url, buildEnvelope(allowed, randomBytes(10)))).status, 200);
+  await tunnel.delivery.flush(10_000);
   assert.equal(ingest.requests[0].path, "/sentry/api/1/envelope/");
 });
 

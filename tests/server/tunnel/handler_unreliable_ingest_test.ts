@@ -1,23 +1,11 @@
 /**
- * The tunnel against ingests that misbehave as real ones do, over real sockets: idle keep-alive
- * connections closed as requests go out, answers held past the deadline, connections reset
- * mid-answer. One failed exchange fails only its own envelope, and nothing is lost or sent twice.
- * No clock: the test closes the connections and fires the deadline.
+ * The tunnel and its delivery queue against ingests that misbehave as real ones do, over real
+ * sockets: idle keep-alive connections closed as requests go out, connections reset before or
+ * mid-answer. Every envelope is answered 200 once queued, and arrives once.
  */
 import assert from "node:assert/strict";
 import { type Action, startScriptedIngest } from "../../support/scripted_ingest.ts";
-import { HELD_MS, holdTimers } from "../../support/held_timers.ts";
-import {
-  assertOneLineReason,
-  buildEnvelope,
-  chunkedStream,
-  encoder,
-  eventually,
-  MiB,
-  post,
-  startTunnel,
-  test,
-} from "../../support/tunnel_upload.ts";
+import { buildEnvelope, encoder, post, startTunnel, test } from "../../support/tunnel_upload.ts";
 
 /** Envelope `i`, its payload naming it (and `mark`, for the ingest to act on). */
 function envelope(dsn: string, i: number, mark = "") {
@@ -65,44 +53,21 @@ test("an ingest that closes idle connections, some as a request crosses the clos
     if (close !== "keep") ingest.closeIdle(close);
   }
   assert.deepEqual(statuses, statuses.map(() => 200));
+  await tunnel.delivery.flush(10_000);
   assert.deepEqual(arrived(ingest.bodies), statuses.map((_, i) => i));
   assert.ok(ingest.resetIdle > 0, "no request met a closing connection: the test proved nothing");
   assert.deepEqual(tunnel.logs, []);
 });
 
-test("an ingest that holds 1 in 20 answers past the deadline: only those answer 504, and every envelope arrives", async () => {
+test("an ingest that resets 1 in 10 connections mid-answer: all 200, every envelope arrives once", async () => {
+  // Cut once: the answer's head (200) is all the queue reads, so the reset after it is no failure.
+  const seen = new Set<string>();
   await using ingest = await startScriptedIngest({
-    act: (body): Action => body.includes("slow") ? "hold" : "answer",
-  });
-  await using tunnel = startTunnel([ingest.dsn], { timeoutMs: HELD_MS });
-  // The deadline fires when the test says: once every other envelope has its answer.
-  using deadlines = holdTimers(HELD_MS);
-  const slow = (i: number) => i % 20 === 7;
-  const statuses: number[] = [];
-  const posting = postAll(
-    tunnel.url,
-    100,
-    10,
-    (i) => envelope(ingest.dsn, i, slow(i) ? "slow" : ""),
-    statuses,
-  );
-  await eventually(
-    () => ingest.held === 5 && statuses.filter((s) => s !== undefined).length === 95,
-    "95 answers, and 5 held by the ingest",
-    30_000,
-  );
-  assert.equal(deadlines.pending, 5, "only the held envelopes are still waiting");
-  deadlines.fire();
-  await posting;
-  ingest.release(); // too late: the tunnel has given up on them and closed their connections
-  assert.deepEqual(statuses, statuses.map((_, i) => slow(i) ? 504 : 200));
-  assert.deepEqual(arrived(ingest.bodies), statuses.map((_, i) => i));
-  assert.deepEqual(tunnel.logs.map((l) => l.status), [504, 504, 504, 504, 504]);
-});
-
-test("an ingest that resets 1 in 10 connections mid-answer: only those answer 502, every envelope arrives once", async () => {
-  await using ingest = await startScriptedIngest({
-    act: (body): Action => body.includes("cut") ? "cut" : "answer",
+    act: (body): Action => {
+      if (!body.includes("cut") || seen.has(body)) return "answer";
+      seen.add(body);
+      return "cut";
+    },
   });
   await using tunnel = startTunnel([ingest.dsn]);
   const cut = (i: number) => i % 10 === 3;
@@ -112,12 +77,13 @@ test("an ingest that resets 1 in 10 connections mid-answer: only those answer 50
     10,
     (i) => envelope(ingest.dsn, i, cut(i) ? "cut" : ""),
   );
-  assert.deepEqual(statuses, statuses.map((_, i) => cut(i) ? 502 : 200));
-  // An answer had begun: the reset envelopes are not sent again.
+  assert.deepEqual(statuses, statuses.map(() => 200));
+  await tunnel.delivery.flush(10_000);
   assert.deepEqual(arrived(ingest.bodies), statuses.map((_, i) => i));
+  assert.equal(seen.size, 10, "ten answers were cut");
 });
 
-test("a connection reset before any answer: a small envelope is sent once more, a streamed one is a 502", async () => {
+test("a connection reset before any answer: the envelope is sent again, and arrives once", async () => {
   const resetOnce = new Set<string>();
   await using ingest = await startScriptedIngest({
     act: (body): Action => {
@@ -129,9 +95,6 @@ test("a connection reset before any answer: a small envelope is sent once more, 
   await using tunnel = startTunnel([ingest.dsn]);
   const statuses = await postAll(tunnel.url, 20, 5, (i) => envelope(ingest.dsn, i));
   assert.deepEqual(statuses, statuses.map(() => 200));
+  await tunnel.delivery.flush(10_000);
   assert.deepEqual(arrived(ingest.bodies), statuses.map((_, i) => i));
-  // A stream cannot be replayed: its reset is the browser's 502 (the SDK may send it again).
-  const streamed = await post(tunnel.url, chunkedStream(envelope(ingest.dsn, 99, "x".repeat(MiB))));
-  assertOneLineReason(streamed, 502, /unreachable/);
-  assert.equal(ingest.bodies.length, 20);
 });

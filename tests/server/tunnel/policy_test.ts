@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  contentEncoding,
-  precheck,
-  rateLimited,
-  relayedHeaders,
-} from "../../../server/tunnel/policy.ts";
+import { contentEncoding, precheck, rateLimited } from "../../../server/tunnel/policy.ts";
 
 Deno.test("contentEncoding: known encodings only, whatever the client's string", () => {
   assert.equal(contentEncoding(null), null);
@@ -31,28 +26,4 @@ Deno.test("rateLimited: the SDK's header format, all categories", () => {
     "retry-after": "17",
     "x-sentry-rate-limits": "17::organization",
   });
-});
-
-Deno.test("relayedHeaders: only the rate-limit headers; JSON bodies pass, anything else does not", () => {
-  const html = relayedHeaders(
-    new Headers({
-      "content-type": "text/html",
-      "retry-after": "5",
-      "set-cookie": "a=b",
-      "x-sentry-rate-limits": "5::organization",
-    }),
-  );
-  assert.deepEqual(html, {
-    json: false,
-    headers: {
-      "content-type": "text/plain; charset=utf-8",
-      "retry-after": "5",
-      "x-sentry-rate-limits": "5::organization",
-    },
-  });
-  const json = relayedHeaders(new Headers({ "content-type": "application/json; charset=utf-8" }));
-  assert.equal(json.json, true);
-  assert.equal(json.headers["content-type"], "application/json");
-  assert.equal(relayedHeaders(new Headers({ "content-type": "application/jsonp" })).json, false);
-  assert.equal(relayedHeaders(new Headers()).json, false);
 });

@@ -1,0 +1,64 @@
+/** What an ingest's answer to one send means, and the rate limits answers set, per DSN key: pure,
+ * the time passed in. Header parsing is @sentry/core's, as the SDKs read it. */
+import { envelopeItemTypeToDataCategory, type RateLimits, updateRateLimits } from "@sentry/core";
+
+/** A send's result: the ingest's answer, or none at all (refused, reset, timed out). */
+export type SendResult = { readonly status: number; readonly headers: Headers } | "no-answer";
+
+/** Sent (2xx); never to be sent again (a 4xx, a redirect); or worth sending again later. */
+export type Verdict = "done" | "final" | "retry";
+
+/** As Relay: no answer and 502/503/504 are the ingest's trouble and retried; a 429 is final (its
+ * limit is remembered), as are 400, 403, 413 and the rest. */
+export function verdict(result: SendResult): Verdict {
+  if (result === "no-answer") return "retry";
+  const { status } = result;
+  if (status >= 200 && status < 300) return "done";
+  return status === 502 || status === 503 || status === 504 ? "retry" : "final";
+}
+
+/** Sentry's data categories of an envelope's item types (event -> error, replay_recording ->
+ * replay, ...), each once; unknown types are their own category, as Sentry's SDKs count them. */
+export function categoriesOf(itemTypes: readonly string[]): string[] {
+  return [...new Set(itemTypes.map((type) => envelopeItemTypeToDataCategory(type as never)))];
+}
+
+/** Upstream rate limits per DSN key, as the ingest set them (X-Sentry-Rate-Limits, else a 429's
+ * Retry-After for every category). */
+export function createRateLimitMemory() {
+  // Keys are configured DSNs' keys only (the tunnel checks the DSN first): a bounded table.
+  const limits = new Map<string, RateLimits>();
+  // A Map's lookup would do, but RateLimits is @sentry/core's plain object: never index it with a
+  // client's category (`__proto__`) without hasOwn.
+  const until = (known: RateLimits, category: string) =>
+    Math.max(Object.hasOwn(known, category) ? known[category]! : 0, known.all ?? 0);
+  return {
+    /** Remember the limits an answer sets; true if it set any. */
+    learn(key: string, result: SendResult, nowMs: number): boolean {
+      const header = result === "no-answer" ? null : result.headers.get("x-sentry-rate-limits");
+      if (result === "no-answer" || (result.status !== 429 && header === null)) return false;
+      const headers = {
+        "x-sentry-rate-limits": header,
+        "retry-after": result.headers.get("retry-after"),
+      };
+      limits.set(key, updateRateLimits(limits.get(key) ?? {}, { statusCode: 429, headers }, nowMs));
+      return true;
+    },
+    /** Milliseconds until an envelope of these categories may go ([]: unknown, so only a limit on
+     * every category holds it); 0 if it may go now. */
+    blockedFor(key: string, categories: readonly string[], nowMs: number): number {
+      const known = limits.get(key) ?? {};
+      const free = Math.min(
+        ...(categories.length ? categories : ["all"]).map((c) => until(known, c)),
+      );
+      return Math.max(0, free - nowMs);
+    },
+    /** The limits still running for `key`, as an X-Sentry-Rate-Limits value in seconds left. */
+    header(key: string, nowMs: number): string {
+      return Object.entries(limits.get(key) ?? {}).filter(([, end]) => end > nowMs)
+        .map(([category, end]) =>
+          `${Math.ceil((end - nowMs) / 1000)}:${category === "all" ? "" : category}:key`
+        ).join(",");
+    },
+  };
+}

@@ -1,0 +1,284 @@
+/** The delivery queue: every envelope the server sends to Sentry (the tunnel's, the server SDK's),
+ * held in memory in arrival order within a byte and an age bound, and sent in that order. Named
+ * states, as Relay's upstream.rs: `live` sends up to {@link MAX_IN_FLIGHT} at once; a send with no
+ * answer or a 502/503/504 starts an `outage`, where only the head is sent again (a probe) after a
+ * wait growing from 1 s to 60 s; once it is answered, `draining` sends the backlog one at a time
+ * (in order), then `live` again. Time and timers come in as parameters. */
+import { createClientReportEnvelope, serializeEnvelope } from "@sentry/core";
+import { type Dsn, ingestUrl } from "../dsn.ts";
+import { categoriesOf, createRateLimitMemory, type SendResult, verdict } from "./outcome.ts";
+
+/** One envelope to send, as the tunnel, the server's SDK transport or a CSP forwarder hand it. */
+export interface Outgoing {
+  readonly url: string;
+  readonly body: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The DSN's public key: rate limits and the client reports of drops are per key. */
+  readonly key: string;
+  /** The envelope's item types as far as read ([]: unknown, e.g. a compressed body). */
+  readonly itemTypes: readonly string[];
+}
+
+/** What the caller answers: 200 once queued (as Sentry would), else a refusal with its headers. */
+export type Decision = { readonly status: 200; readonly headers?: undefined } | Refusal;
+/** The ingest's rate limit for these envelopes (429), or no room (503), with Retry-After. */
+export interface Refusal {
+  readonly status: 429 | 503;
+  readonly reason: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Live sending, holding everything while the ingest is down, or sending the backlog in order. */
+export type DeliveryState = "live" | "outage" | "draining";
+
+/** The queue's bounds and what it runs on; `dsns`: where each key's client reports go. Tests pass
+ * a clock (wall-clock ms: Retry-After may be a date) and timers, to run an outage in ms. */
+export interface DeliveryOptions {
+  readonly maxBytes: number;
+  readonly maxAgeMs: number;
+  readonly dsns: readonly Dsn[];
+  readonly fetch?: typeof fetch;
+  readonly clock?: () => number;
+  readonly timers?: { set(run: () => void, ms: number): unknown; clear(id: unknown): void };
+  readonly log?: (line: string) => void;
+  /** The first and the longest wait before a probe. */
+  readonly backoffMs?: readonly [number, number];
+}
+
+/** Sends at once while live: enough to keep up with a busy tunnel over a 100 ms round trip. */
+export const MAX_IN_FLIGHT = 16;
+/** Each envelope's bookkeeping counts against the byte bound, so small ones cannot pile up. */
+export const ENTRY_OVERHEAD_BYTES = 1024;
+/** Relay's upstream request timeout. */
+export const REQUEST_TIMEOUT_MS = 5_000;
+/** Drops are logged and reported to Sentry at most this often. */
+export const REPORT_INTERVAL_MS = 60_000;
+// Retries during shutdown wait at most this long: its grace is a few seconds.
+const SHUTDOWN_BACKOFF_MS = 250;
+
+type Entry = Outgoing & { seq: number; at: number; bytes: number; categories: readonly string[] };
+
+// Taken before monitoring may wrap fetch for breadcrumbs: these requests are not the app's.
+const platformFetch = globalThis.fetch;
+
+/** The process's delivery queue. */
+export type DeliveryQueue = ReturnType<typeof createDeliveryQueue>;
+
+/** Build a delivery queue (one per process: the tunnel and the SDK transport share it). */
+export function createDeliveryQueue(options: DeliveryOptions) {
+  const { maxBytes, maxAgeMs, fetch = platformFetch, clock = Date.now } = options;
+  const timers = options.timers ?? { set: setTimeout, clear: (id) => clearTimeout(id as number) };
+  const log = options.log ?? ((line: string) => console.warn(line));
+  const [firstWait, longestWait] = options.backoffMs ?? [1_000, 60_000];
+  // Client reports go to each key's envelope endpoint, authenticated by the key in the query.
+  const reportUrls = new Map(
+    options.dsns.toReversed()
+      .map((dsn) => [dsn.publicKey, `${ingestUrl(dsn, "envelope")}?sentry_key=${dsn.publicKey}`]),
+  );
+  const limits = createRateLimitMemory();
+  const entries: Entry[] = []; // entries[head..] wait, oldest first
+  const sending = new Map<Promise<void>, AbortController>();
+  let head = 0, held = 0, seq = 0, drainTo = 0, wait = firstWait, reportedAt = clock();
+  let state: DeliveryState = "live", probeDue = false, closed = false, stopping = false;
+  let probeTimer: unknown, idle: (() => void) | undefined;
+  // Per key, "reason\tcategory" -> items, for client reports; per reason, envelopes for the log.
+  const dropped = new Map<string, Map<string, number>>();
+  const logged = new Map<string, number>();
+
+  const count = (e: Outgoing & { categories: readonly string[] }, reason: string) => {
+    logged.set(reason, (logged.get(reason) ?? 0) + 1);
+    if (reason.startsWith("ingest")) return; // the ingest counted those itself
+    const perKey = dropped.get(e.key) ?? dropped.set(e.key, new Map()).get(e.key)!;
+    for (const category of e.categories.length ? e.categories : ["default"]) {
+      perKey.set(`${reason}\t${category}`, (perKey.get(`${reason}\t${category}`) ?? 0) + 1);
+    }
+  };
+
+  /** One log line for the interval's drops; a client report per key once the ingest answers. */
+  const report = (now: number) => {
+    const what = [...logged].map(([reason, n]) => `${n} ${reason}`).join(", ");
+    if (what) log(`delivery: envelopes dropped: ${what}`);
+    logged.clear();
+    reportedAt = now;
+    if (state === "outage") return;
+    for (const [key, counts] of dropped) {
+      const url = reportUrls.get(key);
+      const events = [...counts].map(([what, quantity]) => {
+        const [reason, category] = what.split("\t");
+        return { reason, category, quantity } as never;
+      });
+      const body = serializeEnvelope(createClientReportEnvelope(events, undefined, now / 1000));
+      const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+      const headers = { "content-type": "application/x-sentry-envelope" };
+      if (url) push({ url, body: bytes, headers, key, itemTypes: ["client_report"] }, now);
+    }
+    dropped.clear();
+  };
+
+  const push = (e: Outgoing, now: number) => {
+    // A view on a larger buffer would hold all of it: only the envelope's bytes are kept.
+    const body = e.body.byteLength === e.body.buffer.byteLength ? e.body : e.body.slice();
+    const categories = categoriesOf(e.itemTypes), bytes = weigh(e);
+    entries.push({ ...e, body, seq: ++seq, at: now, bytes, categories });
+    held += bytes;
+  };
+
+  const take = (): Entry => {
+    const e = entries[head];
+    entries[head++] = undefined!; // sent or dropped: its bytes are not kept until compaction
+    // Compacted now and then: shifting one by one would move the whole array each time.
+    if (head > 1024 && head * 2 > entries.length) entries.splice(0, head), head = 0;
+    return e;
+  };
+
+  const forget = (e: Entry, reason?: string) => {
+    held -= e.bytes;
+    if (reason !== undefined) count(e, reason);
+  };
+
+  const settle = (e: Entry, result: SendResult) => {
+    const now = clock();
+    limits.learn(e.key, result, now);
+    const outcome = verdict(result);
+    if (outcome === "retry") {
+      // Back in front of what it was taken before, oldest first.
+      let at = head;
+      while (at < entries.length && entries[at].seq < e.seq) at++;
+      if (at === head && head > 0) entries[--head] = e;
+      else entries.splice(at, 0, e);
+      if (probeTimer === undefined && !closed) {
+        if (state !== "outage") log(`delivery: ingest not answering; holding envelopes`);
+        wait = state === "outage" ? Math.min(wait * 2, longestWait) : firstWait;
+        state = "outage";
+        probeTimer = timers.set(() => {
+          probeTimer = undefined;
+          probeDue = true;
+          pump();
+        }, stopping ? Math.min(wait, SHUTDOWN_BACKOFF_MS) : wait);
+      }
+    } else {
+      const status = result === "no-answer" ? 0 : result.status;
+      forget(e, outcome === "final" && status !== 429 ? `ingest refused (${status})` : undefined);
+      if (state === "outage") {
+        log(`delivery: ingest answers again; sending ${entries.length - head} held envelopes`);
+        stopProbing();
+        [state, drainTo] = ["draining", seq];
+        report(now);
+      }
+    }
+    pump();
+  };
+
+  const send = async (e: Entry, abort: AbortController): Promise<SendResult> => {
+    const timer = timers.set(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    try {
+      const init = { method: "POST", headers: e.headers, body: e.body, redirect: "manual" };
+      const res = await fetch(e.url, { ...init, signal: abort.signal } as RequestInit);
+      await res.body?.cancel(); // only the status and headers are read
+      return { status: res.status, headers: res.headers };
+    } catch (error) {
+      if (error instanceof TypeError || abort.signal.aborted) return "no-answer";
+      log(`delivery: envelope not sent: ${error}`); // a bug, never retried
+      return { status: 0, headers: new Headers() };
+    } finally {
+      timers.clear(timer);
+    }
+  };
+
+  const pump = () => {
+    const now = clock();
+    // The oldest are at the head: what is too old is dropped from there.
+    while (head < entries.length && now - entries[head].at > maxAgeMs) {
+      forget(take(), "network_error");
+    }
+    if (now - reportedAt >= REPORT_INTERVAL_MS) report(now);
+    while (!closed && head < entries.length) {
+      if (state === "draining" && entries[head].seq > drainTo) state = "live";
+      const room = state === "live" ? MAX_IN_FLIGHT : state === "draining" ? 1 : Number(probeDue);
+      if (sending.size >= room) break;
+      const e = take();
+      if (limits.blockedFor(e.key, e.categories, now) > 0) {
+        forget(e, "ratelimit_backoff");
+        continue;
+      }
+      probeDue = false;
+      const abort = new AbortController();
+      const sent: Promise<void> = send(e, abort).then((result) => {
+        sending.delete(sent);
+        settle(e, result);
+      });
+      sending.set(sent, abort);
+    }
+    if (state === "draining" && head === entries.length) state = "live";
+    if (sending.size === 0 && head === entries.length) idle?.();
+  };
+
+  const stopProbing = () => {
+    if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
+  };
+
+  return {
+    /** Queue an envelope, or refuse it: rate-limited by the ingest (429), or no room (503). */
+    enqueue(e: Outgoing): Decision {
+      const categories = categoriesOf(e.itemTypes), now = clock();
+      const ms = limits.blockedFor(e.key, categories, now);
+      if (ms > 0) {
+        const limited = { "x-sentry-rate-limits": limits.header(e.key, now) };
+        const headers = { "retry-after": String(Math.ceil(ms / 1000)), ...limited };
+        return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
+      }
+      if (closed) return full(1);
+      if (held + weigh(e) > maxBytes) {
+        count({ ...e, categories }, "queue_overflow");
+        return full(Math.ceil(wait / 1000));
+      }
+      push(e, now);
+      pump();
+      return { status: 200 };
+    },
+    /** Resolves true once everything held is sent (or dropped), false after `timeoutMs`. */
+    async flush(timeoutMs: number): Promise<boolean> {
+      let deadline: unknown;
+      const done = await new Promise<boolean>((resolve) => {
+        idle = () => resolve(true);
+        deadline = timers.set(() => resolve(false), timeoutMs);
+        pump();
+      });
+      timers.clear(deadline);
+      return done;
+    },
+    /** At shutdown: send what is held within `timeoutMs` (retries come sooner), log what was not,
+     * stop. */
+    async drain(timeoutMs: number): Promise<void> {
+      stopping = true;
+      report(clock());
+      if (probeTimer !== undefined) stopProbing(), probeDue = true;
+      if (!await this.flush(timeoutMs)) {
+        const left = entries.length - head + sending.size;
+        log(`delivery: ${left} envelopes (${held} bytes) not sent before shutdown`);
+      }
+      await this.close();
+    },
+    /** Stop sending, the sends under way cut short (tests; a process ends with {@link drain}). */
+    async close(): Promise<void> {
+      closed = true;
+      stopProbing();
+      for (const abort of sending.values()) abort.abort();
+      await Promise.all(sending.keys());
+    },
+    get state(): DeliveryState {
+      return state;
+    },
+    /** Envelopes held (waiting or being sent) and the bytes they count for. */
+    get held() {
+      return { envelopes: entries.length - head + sending.size, bytes: held };
+    },
+  };
+}
+
+const weigh = (e: Outgoing) => e.body.byteLength + ENTRY_OVERHEAD_BYTES;
+
+function full(retryAfterSeconds: number): Refusal {
+  const headers = { "retry-after": String(Math.max(1, retryAfterSeconds)) };
+  return { status: 503, reason: "delivery queue full; retry later", headers };
+}
