@@ -50,29 +50,19 @@ export function apiRouteEntries(
     }
     const handlers: Record<string, ContextHandler> = {};
     for (const [method, handler] of Object.entries(methods)) {
-      if (handler !== undefined) handlers[method] = withContext(handler, options, readJson);
+      if (handler === undefined) continue;
+      handlers[method] = (req, info, ctx) => {
+        const address = clientAddress(req, info, options.trustProxy);
+        const json = <T>() => readJson(req, clientKey(address)) as Promise<T>;
+        const api: ApiContext = { requestId: ctx.requestId, clientAddress: address, json };
+        return answerOrElse(() => handler(req, api), refusal);
+      };
     }
     // Deno sends a HEAD answer without its body.
     if (handlers.GET !== undefined) handlers.HEAD ??= handlers.GET;
     if (Object.keys(handlers).length === 0) throw new Error(`API path ${path}: no method`);
     return [path, handlers];
   });
-}
-
-function withContext(
-  handler: ApiHandler,
-  options: ApiOptions,
-  readJson: ReturnType<typeof createJsonReader>,
-): ContextHandler {
-  return (req, info, ctx) => {
-    const address = clientAddress(req, info, options.trustProxy);
-    const api: ApiContext = {
-      requestId: ctx.requestId,
-      clientAddress: address,
-      json: <T>() => readJson(req, clientKey(address)) as Promise<T>,
-    };
-    return answerOrElse(() => handler(req, api), refusal);
-  };
 }
 
 // An ApiError becomes its answer; anything else is the app's fault, for the app to report.
