@@ -30,17 +30,11 @@ export type ApiHandler = (req: Request, ctx: ApiContext) => Response | Promise<R
 /** API handlers by exact path, then by method. Keys are written by developers, never clients. */
 export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, ApiHandler>>>>>;
 
-/** What the API's context needs from the server's configuration. */
-export interface ApiOptions extends JsonBodyOptions {
-  /** The proxies whose X-Forwarded-For entries name the client (client_address.ts). */
-  readonly trustProxy: TrustProxy;
-}
-
 /** Check the API routes and list them as `[path, handlers by method]`, GET also answering HEAD;
  * a path outside {@link API_PREFIX} or with a query throws, so a typo stops start-up. */
 export function apiRouteEntries(
   routes: ApiRoutes,
-  options: ApiOptions,
+  options: JsonBodyOptions & { readonly trustProxy: TrustProxy },
 ): [path: string, methods: Record<string, ContextHandler>][] {
   // One budget of bodies in flight for all routes.
   const readJson = createJsonReader(options);

@@ -179,11 +179,7 @@ async function readVariant(file: string): Promise<Variant> {
   return await variantOf(file, bytes, bytes.length <= IN_MEMORY_LIMIT);
 }
 
-async function variantOf(
-  file: string,
-  bytes: Uint8Array<ArrayBuffer>,
-  inMemory: boolean,
-): Promise<Variant> {
+async function variantOf(file: string, bytes: Uint8Array<ArrayBuffer>, inMemory: boolean) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const etag = `"${digest.subarray(0, 16).toBase64({ omitPadding: true })}"`;
   return { file, size: bytes.length, etag, body: inMemory ? bytes : undefined };
