@@ -96,10 +96,7 @@ export function listen(options: ListenOptions, handler: Handler): Listening {
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const serve = (port: number, onListen: (addr: Deno.NetAddr) => void) => {
-    const server = Deno.serve(
-      { hostname: options.hostname, port, onListen, onError: options.onError },
-      handler,
-    );
+    const server = Deno.serve({ ...options, port, onListen }, handler);
     servers.push(server);
     server.finished.catch((error) => {
       if (stopping) return;

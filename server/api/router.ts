@@ -30,17 +30,11 @@ export type ApiHandler = (req: Request, ctx: ApiContext) => Response | Promise<R
 /** API handlers by exact path, then by method. Keys are written by developers, never clients. */
 export type ApiRoutes = Readonly<Record<string, Readonly<Partial<Record<ApiMethod, ApiHandler>>>>>;
 
-/** What the API's context needs from the server's configuration. */
-export interface ApiOptions extends JsonBodyOptions {
-  /** The proxies whose X-Forwarded-For entries name the client (client_address.ts). */
-  readonly trustProxy: TrustProxy;
-}
-
 /** Check the API routes and list them as `[path, handlers by method]`, GET also answering HEAD;
  * a path outside {@link API_PREFIX} or with a query throws, so a typo stops start-up. */
 export function apiRouteEntries(
   routes: ApiRoutes,
-  options: ApiOptions,
+  options: JsonBodyOptions & { readonly trustProxy: TrustProxy },
 ): [path: string, methods: Record<string, ContextHandler>][] {
   // One budget of bodies in flight for all routes.
   const readJson = createJsonReader(options);
@@ -50,29 +44,19 @@ export function apiRouteEntries(
     }
     const handlers: Record<string, ContextHandler> = {};
     for (const [method, handler] of Object.entries(methods)) {
-      if (handler !== undefined) handlers[method] = withContext(handler, options, readJson);
+      if (handler === undefined) continue;
+      handlers[method] = (req, info, ctx) => {
+        const address = clientAddress(req, info, options.trustProxy);
+        const json = <T>() => readJson(req, clientKey(address)) as Promise<T>;
+        const api: ApiContext = { requestId: ctx.requestId, clientAddress: address, json };
+        return answerOrElse(() => handler(req, api), refusal);
+      };
     }
     // Deno sends a HEAD answer without its body.
     if (handlers.GET !== undefined) handlers.HEAD ??= handlers.GET;
     if (Object.keys(handlers).length === 0) throw new Error(`API path ${path}: no method`);
     return [path, handlers];
   });
-}
-
-function withContext(
-  handler: ApiHandler,
-  options: ApiOptions,
-  readJson: ReturnType<typeof createJsonReader>,
-): ContextHandler {
-  return (req, info, ctx) => {
-    const address = clientAddress(req, info, options.trustProxy);
-    const api: ApiContext = {
-      requestId: ctx.requestId,
-      clientAddress: address,
-      json: <T>() => readJson(req, clientKey(address)) as Promise<T>,
-    };
-    return answerOrElse(() => handler(req, api), refusal);
-  };
 }
 
 // An ApiError becomes its answer; anything else is the app's fault, for the app to report.

@@ -23,10 +23,11 @@ export async function compressCopies(
   data: Uint8Array<ArrayBuffer>,
   options: { readonly best: boolean },
 ): Promise<Map<Encoding, Uint8Array<ArrayBuffer>>> {
-  const [br, gz] = options.best ? await bestCopies(data) : await Promise.all([
-    platformCopy(data, "brotli"),
-    platformCopy(data, "gzip"),
-  ]);
+  const [br, gz] = options.best
+    ? await bestCopies(data)
+    : await Promise.all((["brotli", "gzip"] as const).map((format) =>
+      new Response(new Blob([data]).stream().pipeThrough(new CompressionStream(format))).bytes()
+    ));
   const copies = new Map<Encoding, Uint8Array<ArrayBuffer>>();
   if (br.length < data.length) copies.set("br", br);
   if (gz.length < data.length) copies.set("gzip", gz);
@@ -42,12 +43,4 @@ async function bestCopies(data: Uint8Array): Promise<Uint8Array<ArrayBuffer>[]> 
     },
   });
   return [new Uint8Array(br), new Uint8Array(gzipSync(data, { level: 9 }))];
-}
-
-async function platformCopy(
-  data: Uint8Array<ArrayBuffer>,
-  format: "brotli" | "gzip",
-): Promise<Uint8Array<ArrayBuffer>> {
-  const stream = new Blob([data]).stream().pipeThrough(new CompressionStream(format));
-  return await new Response(stream).bytes();
 }

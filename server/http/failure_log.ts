@@ -36,18 +36,14 @@ export class ErrorLimit {
     if (now() - this.#windowStart >= windowMs) this.flush();
     let key = errorKey(error);
     if (!this.#counts.has(key) && this.#counts.size >= maxKeys) key = OVERFLOW_KEY;
-    const count = this.#counts.get(key) ?? { admitted: 0, held: 0 };
-    this.#counts.set(key, count);
+    const count = this.#counts.getOrInsert(key, { admitted: 0, held: 0 });
     if (count.admitted < perKey) {
       count.admitted++;
       return true;
     }
     count.held++;
-    if (this.#timer === undefined) {
-      const timer = setTimeout(() => this.flush(), windowMs);
-      Deno.unrefTimer(timer);
-      this.#timer = timer;
-    }
+    this.#timer ??= setTimeout(() => this.flush(), windowMs);
+    Deno.unrefTimer(this.#timer);
     return false;
   }
 
@@ -55,9 +51,8 @@ export class ErrorLimit {
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const held = [...this.#counts].filter(([, c]) => c.held > 0).sort(([, a], [, b]) =>
-      b.held - a.held
-    );
+    const held = [...this.#counts].filter(([, c]) => c.held > 0);
+    held.sort(([, a], [, b]) => b.held - a.held);
     this.#counts.clear();
     this.#windowStart = this.#options.now();
     if (held.length === 0) return;

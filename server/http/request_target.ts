@@ -65,11 +65,6 @@ export function requestHost(url: string): string {
   return (ABSOLUTE.exec(url)?.[1] ?? "").replace(/\.?(:\d*)?$/, "").toLowerCase();
 }
 
-/** Whether a parse result is a refusal. */
-export function isBadTarget(target: RequestTarget): target is Required<RequestTarget> {
-  return target.reason !== undefined;
-}
-
 // For the log line of a refused request: the origin-form target after the pasted Host.
 function requestedPath(url: string, host: string): string {
   for (const scheme of ["http://", "https://"]) {

@@ -1,12 +1,10 @@
 /** Every request's path: limits, target, route by exact path and method, a throw answered 500,
  * headers and a log line. Synchronous when the handler is, so Deno.serve sends with no promise. */
 import type { ContextHandler, Handler, HstsMode } from "./request_context.ts";
-import { hstsDue, isHttps } from "./request_context.ts";
+import { hstsDue, isHttps, RequestContext, requestIdFor } from "./request_context.ts";
 import { clientAddress, fromTrustedProxy, type TrustProxy } from "./client_address.ts";
-import { RequestContext, requestIdFor } from "./request_context.ts";
 import { answerOrElse, internalError, methodNotAllowed, plainError } from "./error_pages.ts";
-import { checkRequestLimits, isBadTarget, parseRequestTarget } from "./request_target.ts";
-import { requestHost } from "./request_target.ts";
+import { checkRequestLimits, parseRequestTarget, requestHost } from "./request_target.ts";
 import { formatNotice, formatRecord, type LogFormat } from "./request_log.ts";
 import { createRefusalLog } from "./refusal_log.ts";
 
@@ -88,8 +86,7 @@ export function serveRoutes(options: ServeOptions): Handler {
     options.allowedHosts && path !== "/healthz" && !options.allowedHosts.includes(requestHost(url))
       ? plainError(421, "this server does not answer for that host (see ALLOWED_HOSTS)")
       : null;
-  const notice = (message: string) => logLine(formatNotice(message, logFormat));
-  const proxyHint = unheededProxyHint(trustProxy, notice);
+  const proxyHint = unheededProxyHint(trustProxy, (line) => logLine(formatNotice(line, logFormat)));
   return (req, info) => {
     const started = performance.now();
     proxyHint(req, info);
@@ -97,7 +94,7 @@ export function serveRoutes(options: ServeOptions): Handler {
     const target = parseRequestTarget(req.url, req.headers.get("host"));
     const ctx = new RequestContext(requestIdFor(req), hstsDue({ https, hsts }), target.path, https);
     const res = checkRequestLimits(req) ??
-      (isBadTarget(target)
+      (target.reason !== undefined
         ? plainError(400, target.reason)
         : misdirected(req.url, target.path) ?? dispatch(req, info, ctx));
     return res instanceof Promise

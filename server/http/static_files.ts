@@ -87,12 +87,8 @@ export async function indexStaticFiles(
         encoded.set(encoding, await variantOf(identity.file, bytes, true));
       }
     }
-    index.set(path, {
-      contentType: contentTypeFor(path),
-      cacheControl: ownedByBuild ? IMMUTABLE : SHORT,
-      identity,
-      encoded,
-    });
+    const cacheControl = ownedByBuild ? IMMUTABLE : SHORT;
+    index.set(path, { contentType: contentTypeFor(path), cacheControl, identity, encoded });
   }
   return index;
 }
@@ -165,15 +161,11 @@ export function negotiateEncoding(
     // x-gzip is gzip's old name (RFC 9110, 8.4.1.3).
     weights.set(coding === "x-gzip" ? "gzip" : coding, q);
   }
-  let best: Encoding | null = null;
-  let bestWeight = 0;
-  for (const encoding of ["br", "gzip"] as const) {
-    const weight = weights.get(encoding) ?? weights.get("*") ?? 0;
-    if (available.includes(encoding) && weight > bestWeight) {
-      [best, bestWeight] = [encoding, weight];
-    }
-  }
-  return best;
+  const weight = (encoding: Encoding) =>
+    available.includes(encoding) ? weights.get(encoding) ?? weights.get("*") ?? 0 : 0;
+  // Brotli wins a tie: its copies are the smaller.
+  const best = weight("gzip") > weight("br") ? "gzip" : "br";
+  return weight(best) > 0 ? best : null;
 }
 
 function isEncodedCopy(path: string, files: ReadonlySet<string>): boolean {
@@ -187,11 +179,7 @@ async function readVariant(file: string): Promise<Variant> {
   return await variantOf(file, bytes, bytes.length <= IN_MEMORY_LIMIT);
 }
 
-async function variantOf(
-  file: string,
-  bytes: Uint8Array<ArrayBuffer>,
-  inMemory: boolean,
-): Promise<Variant> {
+async function variantOf(file: string, bytes: Uint8Array<ArrayBuffer>, inMemory: boolean) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   const etag = `"${digest.subarray(0, 16).toBase64({ omitPadding: true })}"`;
   return { file, size: bytes.length, etag, body: inMemory ? bytes : undefined };
