@@ -41,10 +41,5 @@ export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPage
   ) {
     throw new Error(`${file} is not a page file this build writes: run \`deno task build\``);
   }
-  return {
-    pages: new Map(entries as [string, RenderedPage][]),
-    live: parsed.live,
-    notFound: parsed.notFound,
-    error: parsed.error,
-  };
+  return { ...parsed, pages: new Map(entries as [string, RenderedPage][]) };
 }
