@@ -30,8 +30,7 @@ export async function writeRenderedPages(rendered: RenderedPages, file = PAGES_F
 export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPages> {
   const parsed = JSON.parse(await readBuildFile(file));
   const isPage = (value: unknown): value is RenderedPage =>
-    typeof value === "object" && value !== null &&
-    typeof (value as RenderedPage).title === "string" &&
+    typeof (value as RenderedPage | null)?.title === "string" &&
     typeof (value as RenderedPage).appHtml === "string";
   const entries: unknown = parsed?.pages;
   if (
