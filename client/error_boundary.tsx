@@ -1,18 +1,10 @@
 import { Component, type ReactNode } from "react";
 
-interface Props {
-  readonly children: ReactNode;
-}
-
-interface State {
-  readonly failed: boolean;
-}
-
 /** A fallback instead of a blank page when rendering fails; the root's `onCaughtError` reports. */
-export class ErrorBoundary extends Component<Props, State> {
-  override state: State = { failed: false };
+export class ErrorBoundary extends Component<{ readonly children: ReactNode }> {
+  override state = { failed: false };
 
-  static getDerivedStateFromError(): State {
+  static getDerivedStateFromError() {
     return { failed: true };
   }
 

@@ -17,7 +17,7 @@ const LIMIT = 50;
 export class ErrorBuffer {
   #pending: [unknown, ErrorContext][] = [];
   #sink: ErrorSink | undefined;
-  #stopListening: (() => void) | undefined;
+  #listening = new AbortController();
 
   capture(error: unknown, context: ErrorContext): void {
     if (this.#sink) return this.#sink(error, context);
@@ -31,17 +31,13 @@ export class ErrorBuffer {
       this.capture(event.error ?? event.message, { mechanism: "onerror", handled: false });
     const onRejection = (event: PromiseRejectionEvent) =>
       this.capture(event.reason, { mechanism: "onunhandledrejection", handled: false });
-    target.addEventListener("error", onError);
-    target.addEventListener("unhandledrejection", onRejection);
-    this.#stopListening = () => {
-      target.removeEventListener("error", onError);
-      target.removeEventListener("unhandledrejection", onRejection);
-    };
+    target.addEventListener("error", onError, { signal: this.#listening.signal });
+    target.addEventListener("unhandledrejection", onRejection, { signal: this.#listening.signal });
   }
 
   /** Hand over every buffered error to `sink`, which then receives new ones directly. */
   attach(sink: ErrorSink, options: { stopListening: boolean }): void {
-    if (options.stopListening) this.#stopListening?.();
+    if (options.stopListening) this.#listening.abort();
     this.#sink = sink;
     for (const [error, context] of this.#pending.splice(0)) sink(error, context);
   }

@@ -8,10 +8,9 @@ import { ErrorBuffer } from "./error_buffer.ts";
 import { disable as disableSentry } from "./sentry.ts";
 import "./styles.css";
 
-const config = readClientConfig();
+const { sentry } = readClientConfig();
 const errors = new ErrorBuffer();
-if (config.sentry) {
-  const sentry = config.sentry;
+if (sentry) {
   errors.listen(window);
   // Requested before hydration so a failed start still reports; evaluated later, off its path.
   import("./monitoring.ts").then((m) => m.startMonitoring(sentry, errors));
@@ -45,5 +44,5 @@ function report(error: unknown, info: ErrorInfo, mechanism: string, handled: boo
   // Keep React's default of logging to the console, so problems are visible while developing.
   console.error(error);
   const componentStack = info.componentStack ?? undefined;
-  if (config.sentry) errors.capture(error, { mechanism, handled, componentStack });
+  if (sentry) errors.capture(error, { mechanism, handled, componentStack });
 }

@@ -40,14 +40,13 @@ const offlineTransport = makeBrowserOfflineTransport((o) => makeFetchTransport(o
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {
   // The page's settings are named as Sentry's options; the app's own come first, so they lose.
   const { replayWorker, feedback, ...options } = config;
-  const app = sentryOptions;
   init({
     transport: (o) => offlineTransport({ ...o, flushAtStartup: true }),
-    ...app,
+    ...sentryOptions,
     ...options,
     integrations: [
       browserTracingIntegration(),
-      ...(Array.isArray(app.integrations) ? app.integrations : []),
+      ...(Array.isArray(sentryOptions.integrations) ? sentryOptions.integrations : []),
     ],
   });
   // Sentry's global handlers now see new uncaught errors; ours would report them twice.

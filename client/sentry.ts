@@ -44,39 +44,31 @@ function call(action: (sdk: Sdk) => void): void {
 }
 
 /** Report an error, as handled. */
-export function captureException(error: unknown): void {
+export const captureException = (error: unknown): void =>
   call((sdk) => sdk.captureException(error));
-}
 
 /** Report a message (`info` unless said otherwise). */
-export function captureMessage(message: string, level: SDK.SeverityLevel = "info"): void {
+export const captureMessage = (message: string, level: SDK.SeverityLevel = "info"): void =>
   call((sdk) => sdk.captureMessage(message, level));
-}
 
 /** The user that later events belong to; `null` forgets it. */
-export function setUser(user: SDK.User | null): void {
-  call((sdk) => sdk.setUser(user));
-}
+export const setUser = (user: SDK.User | null): void => call((sdk) => sdk.setUser(user));
 
 /** A tag on later events (searchable in Sentry). */
-export function setTag(key: string, value: Parameters<typeof SDK.setTag>[1]): void {
+export const setTag = (key: string, value: Parameters<typeof SDK.setTag>[1]): void =>
   call((sdk) => sdk.setTag(key, value));
-}
 
 /** A named block of data on later events; `null` removes it. */
-export function setContext(name: string, context: Record<string, unknown> | null): void {
+export const setContext = (name: string, context: Record<string, unknown> | null): void =>
   call((sdk) => sdk.setContext(name, context));
-}
 
 /** A step that later events show in their trail. */
-export function addBreadcrumb(breadcrumb: SDK.Breadcrumb): void {
+export const addBreadcrumb = (breadcrumb: SDK.Breadcrumb): void =>
   call((sdk) => sdk.addBreadcrumb(breadcrumb));
-}
 
 /** Run `callback` with a scope of its own: what it sets stays with what it reports. */
-export function withScope(callback: (scope: SDK.Scope) => void): void {
+export const withScope = (callback: (scope: SDK.Scope) => void): void =>
   call((sdk) => sdk.withScope(callback));
-}
 
 /** Time `callback` (its promise, if it returns one) as a span under the page's active span. */
 export function startSpan<T>(options: { name: string; op?: string }, callback: () => T): T {
@@ -93,23 +85,21 @@ export function startSpan<T>(options: { name: string; op?: string }, callback: (
 }
 
 type Log = (message: string, attributes?: Record<string, unknown>) => void;
-const log = (level: LogLevel, message: string, attributes?: Record<string, unknown>) =>
+const log = (level: LogLevel): Log => (message, attributes) =>
   call((sdk) => sdk.log(level, message, attributes));
 
 /** Structured logs in the page's trace, sent with `SENTRY_ENABLE_LOGS` (else dropped). */
 export const logger: Readonly<Record<LogLevel, Log>> = {
-  trace: (message, attributes) => log("trace", message, attributes),
-  debug: (message, attributes) => log("debug", message, attributes),
-  info: (message, attributes) => log("info", message, attributes),
-  warn: (message, attributes) => log("warn", message, attributes),
-  error: (message, attributes) => log("error", message, attributes),
-  fatal: (message, attributes) => log("fatal", message, attributes),
+  trace: log("trace"),
+  debug: log("debug"),
+  info: log("info"),
+  warn: log("warn"),
+  error: log("error"),
+  fatal: log("fatal"),
 };
 
 /** Open Sentry's feedback form, with `SENTRY_FEEDBACK` (else nothing happens). */
-export function openFeedbackForm(): void {
-  call((sdk) => sdk.openFeedbackForm());
-}
+export const openFeedbackForm = (): void => call((sdk) => sdk.openFeedbackForm());
 
 /** Called by monitoring.ts once the SDK is up: replay what waited, then call it directly. */
 export function attachSdk(loaded: Sdk): void {

@@ -173,11 +173,7 @@ async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
 }
 
 /** Add debug ids (and with `compress`, `.br`/`.gz` copies), then write the manifest. */
-async function finishBuild(
-  metafile: esbuild.Metafile,
-  inputHash: string,
-  compress: boolean,
-): Promise<Manifest> {
+async function finishBuild(metafile: esbuild.Metafile, inputHash: string, compress: boolean) {
   const outputs = Object.keys(metafile.outputs).sort();
   const buildId = (await sha256Hex(outputs.map((out) => `${out}\n`))).slice(0, 12);
   const manifest = manifestFromMetafile(metafile, buildId, inputHash);

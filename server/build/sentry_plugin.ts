@@ -48,11 +48,9 @@ export function sentryProductsApart(): esbuild.Plugin {
     setup(build) {
       build.initialOptions.metafile = true;
       // External and free of side effects: esbuild drops it unless something uses it.
-      build.onResolve(
-        { filter: PRODUCT },
-        ({ importer, path }) =>
-          SDK_INDEX.test(importer) ? { path, external: true, sideEffects: false } : undefined,
-      );
+      build.onResolve({ filter: PRODUCT }, ({ importer, path }) => {
+        return SDK_INDEX.test(importer) ? { path, external: true, sideEffects: false } : undefined;
+      });
       build.onEnd(({ metafile }) => {
         const imports = Object.values(metafile?.outputs ?? {}).flatMap((out) => out.imports);
         const used = new Set(
@@ -81,13 +79,10 @@ export function sentryProductsApart(): esbuild.Plugin {
       // Core's client imports the logger's internal.js too (to flush): the logger gets an instance
       // of its own, so the code that captures logs stays in the logs chunk. Its buffer is a global
       // singleton, which both instances share.
-      build.onResolve(
-        { filter: /^\.\/internal\.js$/ },
-        ({ importer }) =>
-          LOGGER.test(importer)
-            ? { path: `${dirname(importer)}/internal.js`, suffix: "?logger" }
-            : undefined,
-      );
+      build.onResolve({ filter: /^\.\/internal\.js$/ }, ({ importer }) => {
+        if (!LOGGER.test(importer)) return undefined;
+        return { path: `${dirname(importer)}/internal.js`, suffix: "?logger" };
+      });
     },
   };
 }

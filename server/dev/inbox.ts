@@ -39,11 +39,11 @@ export class DevInbox {
       if (typeof payload !== "object" || payload === null || payload instanceof Uint8Array) {
         continue;
       }
-      for (const entry of toEntries(String(type), payload as Item, source)) {
+      for (const entry of toEntries(String(type), payload as Item)) {
         // Cut: the page lists 200 entries, and a message can be megabytes.
         const { title, stack } = entry;
         const cut = stack === undefined ? {} : { stack: stack.slice(0, 10_000) };
-        this.entries.push({ ...entry, title: title.slice(0, 1000), ...cut });
+        this.entries.push({ source, ...entry, title: title.slice(0, 1000), ...cut });
         if (this.entries.length > this.limit) this.entries.shift();
       }
     }
@@ -61,7 +61,7 @@ type Item = Event & {
   items?: { level?: string; body?: string; trace_id?: string }[];
 };
 
-function toEntries(type: string, item: Item, source: InboxEntry["source"]): InboxEntry[] {
+function toEntries(type: string, item: Item): Omit<InboxEntry, "source">[] {
   const traceId = item.contexts?.trace?.trace_id;
   switch (type) {
     case "event": {
@@ -74,32 +74,29 @@ function toEntries(type: string, item: Item, source: InboxEntry["source"]): Inbo
       const stack = (thrown?.stacktrace?.frames ?? []).toReversed().map((f) =>
         `at ${f.function ?? "?"} (${[f.filename, f.lineno, f.colno].filter(Boolean).join(":")})`
       ).join("\n");
-      return [{ source, kind: "error", title, stack, traceId }];
+      return [{ kind: "error", title, stack, traceId }];
     }
     case "transaction": {
       const ms = Math.round(((item.timestamp ?? 0) - (item.start_timestamp ?? 0)) * 1000);
-      return [{ source, kind: "transaction", title: `${item.transaction} (${ms} ms)`, traceId }];
+      return [{ kind: "transaction", title: `${item.transaction} (${ms} ms)`, traceId }];
     }
     case "replay_event": {
       const title = `${item.replay_type} replay ${item.replay_id}, segment ${item.segment_id}`;
-      return [{ source, kind: "replay", title, traceId: item.trace_ids?.[0] }];
+      return [{ kind: "replay", title, traceId: item.trace_ids?.[0] }];
     }
     case "feedback": {
       const title = String(item.contexts?.feedback?.message ?? "(no message)");
-      return [{ source, kind: "feedback", title, traceId }];
+      return [{ kind: "feedback", title, traceId }];
     }
     case "profile": {
       const [transaction] = item.transactions ?? [];
       const title = `${transaction?.name} (${item.profile?.samples?.length ?? 0} samples)`;
-      return [{ source, kind: "profile", title, traceId: transaction?.trace_id }];
+      return [{ kind: "profile", title, traceId: transaction?.trace_id }];
     }
     case "log":
-      return (Array.isArray(item.items) ? item.items : []).map((log) => ({
-        source,
-        kind: "log",
-        title: `${log.level}: ${log.body}`,
-        traceId: log.trace_id,
-      }));
+      return (Array.isArray(item.items) ? item.items : []).map((log) => {
+        return { kind: "log", title: `${log.level}: ${log.body}`, traceId: log.trace_id };
+      });
   }
   return [];
 }

@@ -12,12 +12,9 @@ const DEV_CLIENT_FILE = new URL("../../client/dev_client.js", import.meta.url);
  * The live-reload routes for one process; `undefined` for any other path. Streams end when
  * `closed` aborts (an open stream would hold a graceful shutdown forever).
  */
-export function liveReload(
-  session: string,
-  closed?: AbortSignal,
-): (req: Request) => Response | Promise<Response> | undefined {
+export function liveReload(session: string, closed?: AbortSignal) {
   const hello = new TextEncoder().encode(`event: hello\ndata: ${session}\n\n`);
-  return (req) => {
+  return (req: Request) => {
     const { pathname } = new URL(req.url);
     if (pathname === DEV_PATHS.client) {
       return Deno.readTextFile(DEV_CLIENT_FILE).then((script) =>

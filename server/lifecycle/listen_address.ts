@@ -40,12 +40,7 @@ export function listeningUrl({ hostname, port }: ListenAddress): string {
 }
 
 /** What both entries print once listening: where, the release, which Sentry (never the key). */
-export function startupBanner(
-  addr: ListenAddress,
-  config: Config,
-  release: string,
-  how = "",
-): string[] {
+export function startupBanner(addr: ListenAddress, config: Config, release: string, how = "") {
   const url = listeningUrl(addr);
   const lines = [`Listening on ${url} (release ${release}${how ? `, ${how}` : ""})`];
   const own = config.tunnelAllowedDsns[0];

@@ -14,12 +14,10 @@ const TASK_WRAPPER =
  * Never pid 1.
  */
 export function taskAncestors(ps: string, parent: number): number[] {
-  const rows = new Map(
-    [...ps.matchAll(/^\s*(\d+)\s+(\d+)\s+(.*)$/gm)].map(([, pid, ppid, args]) => [
-      Number(pid),
-      { ppid: Number(ppid), args },
-    ]),
-  );
+  const rows = new Map<number, { ppid: number; args: string }>();
+  for (const [, pid, ppid, args] of ps.matchAll(/^\s*(\d+)\s+(\d+)\s+(.*)$/gm)) {
+    rows.set(Number(pid), { ppid: Number(ppid), args });
+  }
   const chain = parent > 1 ? [parent] : [];
   for (let pid = parent; TASK_WRAPPER.test(rows.get(pid)?.args ?? "");) {
     pid = rows.get(pid)!.ppid;

@@ -100,17 +100,16 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
     }
     return ctx ? ctx.send(body, status, headers) : new Response(body, { status, headers });
   };
-  // Untraced answers (the 404) carry no trace to continue.
+  // Untraced answers (the 404) carry no trace to continue; the 500 is sent without a context.
   const prerendered = (page: RenderedPage, status: number, traced: boolean) => {
     const shell = shellFor(page);
-    return (ctx?: RequestContext) => {
+    return (_req?: Request, _info?: unknown, ctx?: RequestContext) => {
       const nonce = createNonce();
       const { start, end } = shell({ nonce, headTags: traced ? monitoring.traceMetaTags() : "" });
       return send(encoder.encode(start + page.appHtml + end()), status, nonce, ctx);
     };
   };
-  const notFoundPage = prerendered(deps.pages.notFound, 404, false);
-  const notFound: ContextHandler = (_req, _info, ctx) => notFoundPage(ctx);
+  const notFound = prerendered(deps.pages.notFound, 404, false);
   const errorPage = prerendered(deps.pages.error, 500, true);
 
   const NOT_FOUND = new Response(null, { status: 404 });
@@ -122,7 +121,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
         clientAddress: clientAddress(req, info, config.trustProxy),
         notFound: () => NOT_FOUND,
       });
-      if (data === NOT_FOUND) return notFoundPage(ctx);
+      if (data === NOT_FOUND) return notFound(req, info, ctx);
       if (data instanceof Response) return data;
       const nonce = createNonce();
       const { start, end } = shell({ nonce, headTags: monitoring.traceMetaTags() });
@@ -141,10 +140,7 @@ export function createPageHandlers(deps: PageDeps): PageHandlers {
   };
 
   const pages = new Map<string, ContextHandler>();
-  for (const [path, page] of deps.pages.pages) {
-    const answer = prerendered(page, 200, true);
-    pages.set(path, (_req, _info, ctx) => answer(ctx));
-  }
+  for (const [path, page] of deps.pages.pages) pages.set(path, prerendered(page, 200, true));
   for (const [path, page] of deps.live?.pages ?? []) pages.set(path, withLoader(page, deps.live!));
   return { pages, notFound, error: deps.pageError ?? (() => errorPage()) };
 }

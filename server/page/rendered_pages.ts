@@ -30,8 +30,7 @@ export async function writeRenderedPages(rendered: RenderedPages, file = PAGES_F
 export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPages> {
   const parsed = JSON.parse(await readBuildFile(file));
   const isPage = (value: unknown): value is RenderedPage =>
-    typeof value === "object" && value !== null &&
-    typeof (value as RenderedPage).title === "string" &&
+    typeof (value as RenderedPage | null)?.title === "string" &&
     typeof (value as RenderedPage).appHtml === "string";
   const entries: unknown = parsed?.pages;
   if (
@@ -41,10 +40,5 @@ export async function readRenderedPages(file = PAGES_FILE): Promise<RenderedPage
   ) {
     throw new Error(`${file} is not a page file this build writes: run \`deno task build\``);
   }
-  return {
-    pages: new Map(entries as [string, RenderedPage][]),
-    live: parsed.live,
-    notFound: parsed.notFound,
-    error: parsed.error,
-  };
+  return { ...parsed, pages: new Map(entries as [string, RenderedPage][]) };
 }

@@ -122,14 +122,10 @@ function startServer(args: string[]): void {
 function serveError(failure: Failure): void {
   const closed = new AbortController();
   const reload = liveReload(crypto.randomUUID(), closed.signal);
-  const onListen = () =>
-    console.error(
-      `dev: ${describe(failure)}; ${listeningUrl(address)} shows it until the next save`,
-    );
-  const server = Deno.serve(
-    { ...address, onListen },
-    (req) => reload(req) ?? errorResponse(req, failure),
-  );
+  const shown = `dev: ${describe(failure)}; ${listeningUrl(address)} shows it until the next save`;
+  const onListen = () => console.error(shown);
+  const handler = (req: Request) => reload(req) ?? errorResponse(req, failure);
+  const server = Deno.serve({ ...address, onListen }, handler);
   current = {
     stop() {
       closed.abort();

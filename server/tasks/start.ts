@@ -28,9 +28,7 @@ const server = new Deno.Command(Deno.execPath(), { args, stdin: "piped" }).spawn
 const forward = (signal: Deno.Signal) => {
   try {
     server.kill(signal);
-  } catch {
-    // Already exited; its status ends this process below.
-  }
+  } catch { /* already exited; its status ends this process below */ }
 };
 for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, () => forward(signal));
 watchAncestors(ancestors, () => {
