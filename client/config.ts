@@ -8,7 +8,7 @@ export interface SentryClientConfig {
   readonly release: string;
   readonly tracesSampleRate: number;
   readonly tunnel: string;
-  // Sentry's optional features, each present only while its setting is on (see the README).
+  // Sentry's optional features, each present only while its setting is on (docs/sentry.md).
   readonly replaysSessionSampleRate?: number;
   readonly replaysOnErrorSampleRate?: number;
   /** Replay's compression worker: a same-origin build file, so the CSP needs no `blob:`. */

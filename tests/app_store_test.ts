@@ -13,7 +13,6 @@ import { startServer } from "./support/server.ts";
 const STORE = `import { onDenoDeploy } from "./http/request_context.ts";
 
 let store: Promise<Deno.Kv> | undefined;
-
 /** The app's Deno KV: Deploy's database on Deno Deploy, data/kv.sqlite3 here; opened on first use. */
 export const openStore = (): Promise<Deno.Kv> =>
   store ??= onDenoDeploy()

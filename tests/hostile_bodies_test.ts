@@ -2,7 +2,7 @@
  * Request bodies against a server in its own process (the fixture app: its API routes read
  * `ctx.json()`, and the tunnel): a body in 1-byte chunks is refused at once and costs no memory,
  * other clients keep being answered meanwhile, 400 concurrent 1 MB API bodies stay within the
- * README's bound, and fuzzed bodies, types and framings get the answer ctx.json() documents.
+ * bound docs/promises.md states, and fuzzed bodies, types and framings get ctx.json()'s answers.
  * Memory is the server's own (/proc), answers are counted; nothing is timed.
  */
 import assert from "node:assert/strict";

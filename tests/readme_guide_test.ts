@@ -26,6 +26,15 @@ const UNGRANTED = "GUIDE_UNGRANTED_KEY";
 const PERMISSION_PROBES =
   `"/api/guide/granted": { GET: () => Response.json({ value: Deno.env.get("PAYMENTS_API_KEY") }) },
 "/api/guide/ungranted": { GET: () => Response.json({ value: Deno.env.get("${UNGRANTED}") }) },`;
+// The store step's promise: what a route sets through openStore() it gets back, after a restart too.
+const STORE_PROBE = `"/api/guide/store": {
+  POST: async (req) => {
+    const kv = await openStore();
+    await kv.set(["guide"], await req.text());
+    return Response.json((await kv.get(["guide"])).value);
+  },
+  GET: async () => Response.json((await (await openStore()).get(["guide"])).value),
+},`;
 const WAIT_MS = 15_000;
 
 /** The code blocks of each `###` step in the README's "Building on the shell" section. */
@@ -97,12 +106,19 @@ Deno.test({
       3,
     );
     await project.write("server/api/checkout.ts", checkoutFile);
+    // Data: the store module, used by a probe route of the test's own.
+    const [storeFile] = blocksOf(steps, "Keep data", 1);
+    await project.write("server/store.ts", storeFile);
     let api = await project.read("server/api/routes.ts");
-    api = insertAfter(api, (l) => l.startsWith("import "), checkoutImport);
+    api = insertAfter(
+      api,
+      (l) => l.startsWith("import "),
+      `${checkoutImport}\nimport { openStore } from "../store.ts";`,
+    );
     api = insertAfter(
       api,
       (l) => l.startsWith("export const apiRoutes"),
-      `${echo}\n${checkoutEntry}\n${PERMISSION_PROBES}`,
+      `${echo}\n${checkoutEntry}\n${PERMISSION_PROBES}\n${STORE_PROBE}`,
     );
     await project.write("server/api/routes.ts", api);
     // A permission: the README's `permissions` entry, in the copy's deno.json.
@@ -220,6 +236,13 @@ Deno.test({
         assert.ok(served.output().includes(line), `"${line}" in:\n${served.output()}`);
       },
     );
+
+    await t.step("the store: a route keeps data in data/kv.sqlite3 with the grant", async () => {
+      const set = await at("/api/guide/store", { method: "POST", body: "kept" });
+      assert.deepEqual(await set.json(), "kept");
+      assert.deepEqual(await (await at("/api/guide/store")).json(), "kept");
+      assert.ok((await Deno.stat(`${project.dir}/data/kv.sqlite3`)).isFile);
+    });
 
     await t.step("Sentry in server code: what arrives, and what does not", async () => {
       const res = await at("/api/checkout?coupon=secret", {

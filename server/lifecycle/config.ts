@@ -156,7 +156,7 @@ export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VA
 /** Everything the server needs to know from its environment (see {@link loadConfig}). */
 export type Config = Readonly<ReturnType<typeof loadConfig>>;
 
-/** Build a {@link Config} from environment variables; the defaults are the README's. */
+/** Build a {@link Config} from environment variables; defaults: README, docs/configuration.md. */
 export function loadConfig(env: Env) {
   const read = <N extends Name>(name: N) =>
     readVariable<unknown>(name, VARIABLES[name], env[name]) as ReturnType<(typeof VARIABLES)[N]>;
