@@ -10,7 +10,7 @@ import { explainListenError, startupBanner } from "./server/lifecycle/listen_add
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { lastResortResponse } from "./server/http/error_pages.ts";
 
-const { config, release, monitoring, handler } = await createServerApp()
+const { config, release, stop, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -30,12 +30,13 @@ try {
 }
 
 // server.shutdown() alone would cut uploads still arriving (server/deno_workarounds.ts): drain
-// first, then send queued monitoring events and log lines.
+// first, the delivery queue sending alongside, then log lines.
 onStopRequest(async () => {
-  await drain(inFlight);
+  const requests = drain(inFlight), delivered = stop(requests);
+  await requests;
   const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
   await Promise.race([server.shutdown(), closed]);
   defaultFailureLog().flush();
-  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
+  await Promise.all([delivered, flushLogs(FLUSH_TIMEOUT_MS)]);
   Deno.exit(0);
 });
