@@ -2,8 +2,6 @@
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { exitOnStartupError } from "./server/lifecycle/config.ts";
-import { flushLogs } from "./server/http/request_log.ts";
-import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
 import { explainListenError, startupBanner } from "./server/lifecycle/listen_address.ts";
@@ -30,13 +28,9 @@ try {
 }
 
 // server.shutdown() alone would cut uploads still arriving (server/deno_workarounds.ts): drain
-// first, the delivery queue sending alongside, then log lines.
+// first, the delivery queue sending alongside.
 onStopRequest(async () => {
-  const requests = drain(inFlight), delivered = stop(requests);
-  await requests;
-  const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
-  await Promise.race([server.shutdown(), closed]);
-  defaultFailureLog().flush();
-  await Promise.all([delivered, flushLogs(FLUSH_TIMEOUT_MS)]);
+  const closed = () => new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
+  await drain(inFlight, stop, () => Promise.race([server.shutdown(), closed()]));
   Deno.exit(0);
 });

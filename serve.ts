@@ -5,8 +5,6 @@
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { exitOnStartupError } from "./server/lifecycle/config.ts";
-import { flushLogs } from "./server/http/request_log.ts";
-import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
 import { withLastResort } from "./server/http/error_pages.ts";
@@ -20,11 +18,7 @@ const inFlight = new InFlight();
 const workers = joinWorkers();
 
 onStopRequest(async () => {
-  const requests = drain(inFlight), delivered = stop(requests);
-  await requests;
-  denoShutdown.release();
-  defaultFailureLog().flush();
-  await Promise.all([delivered, flushLogs(FLUSH_TIMEOUT_MS)]);
+  await drain(inFlight, stop, () => denoShutdown.release());
   // Deno.exit ends every worker: wait for all, or for the longest they may take should one die.
   setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
   await workers.finished();

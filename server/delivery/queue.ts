@@ -44,10 +44,9 @@ export interface DeliveryOptions {
 
 /** Sends at once while live: enough to keep up with a busy tunnel over a 100 ms round trip. */
 export const MAX_IN_FLIGHT = 16;
-/** Each envelope's bookkeeping counts against the byte bound, so small ones cannot pile up. */
-export const ENTRY_OVERHEAD_BYTES = 1024;
-/** Drops are logged and reported to Sentry at most this often. */
-export const REPORT_INTERVAL_MS = 60_000;
+// Each envelope's bookkeeping counts against the byte bound, so small ones cannot pile up; drops
+// are logged and reported to Sentry at most once a minute.
+const ENTRY_OVERHEAD_BYTES = 1024, REPORT_INTERVAL_MS = 60_000;
 // Relay's upstream request timeout, plus the upload at 1 MB/s: a large envelope on a slow uplink
 // is not a dead ingest. One timed out this often is dropped (network_error), not left to hold the
 // rest behind it as the outage's probe.
@@ -56,13 +55,8 @@ const REQUEST_TIMEOUT_MS = 5_000, UPLOAD_BYTES_PER_MS = 1_000, MAX_TIMEOUTS = 3;
 const SHUTDOWN_BACKOFF_MS = 250;
 const TIMED_OUT = Symbol("timed out");
 
-type Entry = Omit<Outgoing, "itemTypes"> & {
-  seq: number;
-  at: number;
-  bytes: number;
-  categories: readonly string[];
-  timeouts: number;
-};
+type Numbers = Record<"seq" | "at" | "bytes" | "timeouts", number>;
+type Entry = Omit<Outgoing, "itemTypes"> & Numbers & { categories: readonly string[] };
 
 // Taken before monitoring may wrap fetch for breadcrumbs: these requests are not the app's.
 const platformFetch = globalThis.fetch;
@@ -100,17 +94,13 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     }
   };
 
-  const logDrops = () => {
+  /** One log line for the interval's drops; a client report per key once the ingest answers. */
+  const report = (now: number) => {
     const what = [...logged].map(([reason, n]) => `${n} ${reason}`).join(", ");
     if (what) log(`delivery: envelopes dropped: ${what}`);
     logged.clear();
-  };
-
-  /** One log line for the interval's drops; a client report per key once the ingest answers. */
-  const report = (now: number) => {
-    logDrops();
     reportedAt = now;
-    if (state === "outage") return;
+    if (state === "outage" || closed) return;
     for (const [key, counts] of dropped) {
       const url = reportUrls.get(key);
       const events = [...counts].map(([what, quantity]) => {
@@ -238,10 +228,10 @@ export function createDeliveryQueue(options: DeliveryOptions) {
         const headers = { "retry-after": String(Math.ceil(ms / 1000)), ...limited };
         return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
       }
-      if (closed) return full(1);
-      if (held + weigh(e, categories) > maxBytes) {
-        count({ key: e.key, categories }, "queue_overflow");
-        return full(Math.ceil(wait / 1000));
+      if (closed || held + weigh(e, categories) > maxBytes) {
+        if (!closed) count({ key: e.key, categories }, "queue_overflow");
+        const headers = { "retry-after": String(Math.max(1, Math.ceil(wait / 1000))) };
+        return { status: 503, reason: "delivery queue full; retry later", headers };
       }
       push(e, now);
       pump();
@@ -270,8 +260,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
         const left = entries.length - head + sending.size;
         log(`delivery: ${left} envelopes (${held} bytes) not sent before shutdown`);
       }
-      logDrops(); // those refused by the ingest meanwhile
       await this.close();
+      report(clock()); // the drops meanwhile
     },
     /** Stop sending, the sends under way cut short (tests; a process ends with {@link drain}). */
     async close(): Promise<void> {
@@ -294,9 +284,4 @@ export function createDeliveryQueue(options: DeliveryOptions) {
 function weigh(e: Omit<Outgoing, "itemTypes">, categories: readonly string[]): number {
   const strings = [e.url, e.key, ...Object.entries(e.headers).flat(), ...categories];
   return e.body.byteLength + ENTRY_OVERHEAD_BYTES + strings.reduce((n, s) => n + s.length, 0);
-}
-
-function full(retryAfterSeconds: number): Refusal {
-  const headers = { "retry-after": String(Math.max(1, retryAfterSeconds)) };
-  return { status: 503, reason: "delivery queue full; retry later", headers };
 }
