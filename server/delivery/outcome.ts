@@ -40,16 +40,13 @@ export function createRateLimitMemory() {
   return {
     /** Remember the limits an answer sets; true if it set any. */
     learn(key: string, result: SendResult, nowMs: number): boolean {
+      if (result === "no-answer") return false;
+      const { status, headers } = result;
       // An empty header is none: the SDK's parser would read it as a limit of 60 s on everything.
-      const header = result === "no-answer"
-        ? null
-        : result.headers.get("x-sentry-rate-limits") || null;
-      if (result === "no-answer" || (result.status !== 429 && header === null)) return false;
-      const headers = {
-        "x-sentry-rate-limits": header,
-        "retry-after": result.headers.get("retry-after"),
-      };
-      const answer = { statusCode: result.status, headers };
+      const header = headers.get("x-sentry-rate-limits") || null;
+      if (status !== 429 && header === null) return false;
+      const limit = { "x-sentry-rate-limits": header, "retry-after": headers.get("retry-after") };
+      const answer = { statusCode: status, headers: limit };
       limits.set(key, updateRateLimits(limits.get(key) ?? {}, answer, nowMs));
       return true;
     },

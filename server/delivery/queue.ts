@@ -55,6 +55,7 @@ const REQUEST_TIMEOUT_MS = 5_000, UPLOAD_BYTES_PER_MS = 1_000, MAX_TIMEOUTS = 3;
 const SHUTDOWN_BACKOFF_MS = 250;
 const TIMED_OUT = Symbol("timed out");
 
+type Discard = { reason: string; category: string; quantity: number };
 type Numbers = Record<"seq" | "at" | "bytes" | "timeouts", number>;
 type Entry = Omit<Outgoing, "itemTypes"> & Numbers & { categories: readonly string[] };
 
@@ -81,8 +82,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   let head = 0, held = 0, seq = 0, wait = firstWait, reportedAt = clock();
   let state: "live" | "outage" = "live", probeDue = false, closed = false, stopping = false;
   let probeTimer: unknown, idle: (() => void) | undefined;
-  // Per key, "reason\tcategory" -> items, for client reports; per reason, envelopes for the log.
-  const dropped = new Map<string, Map<string, number>>();
+  // Per key, "reason\tcategory" -> a client report's count; per reason, envelopes for the log.
+  const dropped = new Map<string, Map<string, Discard>>();
   const logged = new Map<string, number>();
 
   const count = (e: { key: string; categories: readonly string[] }, reason: string) => {
@@ -90,7 +91,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (reason.startsWith("ingest")) return; // the ingest counted those itself
     const perKey = dropped.get(e.key) ?? dropped.set(e.key, new Map()).get(e.key)!;
     for (const category of e.categories.length ? e.categories : ["default"]) {
-      perKey.set(`${reason}\t${category}`, (perKey.get(`${reason}\t${category}`) ?? 0) + 1);
+      const id = `${reason}\t${category}`;
+      (perKey.get(id) ?? perKey.set(id, { reason, category, quantity: 0 }).get(id)!).quantity++;
     }
   };
 
@@ -103,10 +105,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (state === "outage" || closed) return;
     for (const [key, counts] of dropped) {
       const url = reportUrls.get(key);
-      const events = [...counts].map(([what, quantity]) => {
-        const [reason, category] = what.split("\t");
-        return { reason, category, quantity } as never;
-      });
+      const events = [...counts.values()] as never[];
       const body = serializeEnvelope(createClientReportEnvelope(events, undefined, now / 1000));
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
       const headers = { "content-type": "application/x-sentry-envelope" };
