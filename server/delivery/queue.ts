@@ -243,7 +243,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       const done = await new Promise<boolean>((resolve) => {
         deadline = timers.set(() => resolve(false), timeoutMs);
         const watch = () => (idle = () => resolve(true), pump());
-        more ? more.finally(watch) : watch();
+        more ? more.then(watch, watch) : watch();
       });
       timers.clear(deadline);
       return done;
