@@ -2,15 +2,13 @@
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { exitOnStartupError } from "./server/lifecycle/config.ts";
-import { flushLogs } from "./server/http/request_log.ts";
-import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { InFlight, listen, type Listening } from "./server/deno_workarounds.ts";
 import { explainListenError, startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { lastResortResponse } from "./server/http/error_pages.ts";
 
-const { config, release, monitoring, handler } = await createServerApp()
+const { config, release, stop, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
@@ -30,12 +28,9 @@ try {
 }
 
 // server.shutdown() alone would cut uploads still arriving (server/deno_workarounds.ts): drain
-// first, then send queued monitoring events and log lines.
+// first, the delivery queue sending alongside.
 onStopRequest(async () => {
-  await drain(inFlight);
-  const closed = new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
-  await Promise.race([server.shutdown(), closed]);
-  defaultFailureLog().flush();
-  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
+  const closed = () => new Promise((resolve) => setTimeout(resolve, FLUSH_TIMEOUT_MS));
+  await drain(inFlight, stop, () => Promise.race([server.shutdown(), closed()]));
   Deno.exit(0);
 });

@@ -5,27 +5,22 @@
 import "./server/lifecycle/preflight.ts";
 import { createServerApp } from "./server/lifecycle/boot.ts";
 import { exitOnStartupError } from "./server/lifecycle/config.ts";
-import { flushLogs } from "./server/http/request_log.ts";
-import { defaultFailureLog } from "./server/http/failure_log.ts";
 import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS } from "./server/constants.ts";
 import { holdServeShutdown, InFlight } from "./server/deno_workarounds.ts";
 import { withLastResort } from "./server/http/error_pages.ts";
 import { startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, joinWorkers, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 
-const { config, release, monitoring, handler } = await createServerApp()
+const { config, release, stop, handler } = await createServerApp()
   .catch(exitOnStartupError);
 
 const inFlight = new InFlight();
 const workers = joinWorkers();
 
 onStopRequest(async () => {
-  await drain(inFlight);
-  denoShutdown.release();
-  defaultFailureLog().flush();
-  await Promise.all([monitoring.flush(FLUSH_TIMEOUT_MS), flushLogs(FLUSH_TIMEOUT_MS)]);
+  await drain(inFlight, stop, () => denoShutdown.release());
   // Deno.exit ends every worker: wait for all, or for the longest they may take should one die.
-  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + 2 * FLUSH_TIMEOUT_MS); // boot.ts: flush + queue
+  setTimeout(() => Deno.exit(0), DRAIN_TIMEOUT_MS + FLUSH_TIMEOUT_MS);
   await workers.finished();
   Deno.exit(0);
 });

@@ -14,9 +14,10 @@ export const METAFILE_FILE = `${BUILD_DIR}/.metafile.json`;
 /** The app's pages and shell bundled for the server (CSS left to the browser's bundle). */
 export const SERVER_BUNDLE = `${BUILD_DIR}/.server.js`;
 
-/** Shutdown waits this long for requests in flight (as Sentry Relay does), then for monitoring. */
-export const DRAIN_TIMEOUT_MS = 10_000;
-export const FLUSH_TIMEOUT_MS = 2_000;
+/** Shutdown: requests in flight get up to 10 s (as Sentry Relay), then logs and the SDK 2 s. The
+ * delivery queue sends from the signal on, alongside, and stops 4.5 s after it: Deno Deploy sends
+ * SIGINT, then SIGKILL 5 s later, which leaves 0.5 s to log what was not sent and exit. */
+export const DRAIN_TIMEOUT_MS = 10_000, FLUSH_TIMEOUT_MS = 2_000, QUEUE_DRAIN_MS = 4_500;
 
 /** Dev-only routes (never in production): live reload's events and script, the inbox page. */
 export const DEV_PATHS = {

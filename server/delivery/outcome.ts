@@ -20,7 +20,12 @@ export function verdict(result: SendResult): Verdict {
 /** Sentry's data categories of an envelope's item types (event -> error, replay_recording ->
  * replay, ...), each once; unknown types are their own category, as Sentry's SDKs count them. */
 export function categoriesOf(itemTypes: readonly string[]): string[] {
-  return [...new Set(itemTypes.map((type) => envelopeItemTypeToDataCategory(type as never)))];
+  // @sentry/core looks a type up with `in`: "constructor" would map to Object's function.
+  const category = (type: string) => {
+    const mapped: unknown = envelopeItemTypeToDataCategory(type as never);
+    return typeof mapped === "string" ? mapped : type;
+  };
+  return [...new Set(itemTypes.map(category))];
 }
 
 /** Upstream rate limits per DSN key, as the ingest set them (X-Sentry-Rate-Limits, else a 429's
@@ -35,13 +40,14 @@ export function createRateLimitMemory() {
   return {
     /** Remember the limits an answer sets; true if it set any. */
     learn(key: string, result: SendResult, nowMs: number): boolean {
-      const header = result === "no-answer" ? null : result.headers.get("x-sentry-rate-limits");
-      if (result === "no-answer" || (result.status !== 429 && header === null)) return false;
-      const headers = {
-        "x-sentry-rate-limits": header,
-        "retry-after": result.headers.get("retry-after"),
-      };
-      limits.set(key, updateRateLimits(limits.get(key) ?? {}, { statusCode: 429, headers }, nowMs));
+      if (result === "no-answer") return false;
+      const { status, headers } = result;
+      // An empty header is none: the SDK's parser would read it as a limit of 60 s on everything.
+      const header = headers.get("x-sentry-rate-limits") || null;
+      if (status !== 429 && header === null) return false;
+      const limit = { "x-sentry-rate-limits": header, "retry-after": headers.get("retry-after") };
+      const answer = { statusCode: status, headers: limit };
+      limits.set(key, updateRateLimits(limits.get(key) ?? {}, answer, nowMs));
       return true;
     },
     /** Milliseconds until an envelope of these categories may go ([]: unknown, so only a limit on

@@ -1,9 +1,9 @@
 /** The delivery queue: every envelope the server sends to Sentry (the tunnel's, the server SDK's),
- * held in memory in arrival order within a byte and an age bound, and sent in that order. Named
- * states, as Relay's upstream.rs: `live` sends up to {@link MAX_IN_FLIGHT} at once; a send with no
- * answer or a 502/503/504 starts an `outage`, where only the head is sent again (a probe) after a
- * wait growing from 1 s to 60 s; once it is answered, `draining` sends the backlog one at a time
- * (in order), then `live` again. Time and timers come in as parameters. */
+ * held in memory in arrival order within a byte and an age bound. As Relay's upstream.rs: `live`
+ * starts sends in arrival order, up to {@link MAX_IN_FLIGHT} at once, so envelopes reach the ingest
+ * in order within that window (one sent again comes after those sent meanwhile); a send with no
+ * answer or a 502/503/504 starts an `outage`, where only the head is sent (a probe) after a wait
+ * growing from 1 s to 60 s, until one is answered. Time and timers come in as parameters. */
 import { createClientReportEnvelope, serializeEnvelope } from "@sentry/core";
 import { type Dsn, ingestUrl } from "../dsn.ts";
 import { categoriesOf, createRateLimitMemory, type SendResult, verdict } from "./outcome.ts";
@@ -28,9 +28,6 @@ export interface Refusal {
   readonly headers: Record<string, string>;
 }
 
-/** Live sending, holding everything while the ingest is down, or sending the backlog in order. */
-export type DeliveryState = "live" | "outage" | "draining";
-
 /** The queue's bounds and what it runs on; `dsns`: where each key's client reports go. Tests pass
  * a clock (wall-clock ms: Retry-After may be a date) and timers, to run an outage in ms. */
 export interface DeliveryOptions {
@@ -47,16 +44,20 @@ export interface DeliveryOptions {
 
 /** Sends at once while live: enough to keep up with a busy tunnel over a 100 ms round trip. */
 export const MAX_IN_FLIGHT = 16;
-/** Each envelope's bookkeeping counts against the byte bound, so small ones cannot pile up. */
-export const ENTRY_OVERHEAD_BYTES = 1024;
-/** Relay's upstream request timeout. */
-export const REQUEST_TIMEOUT_MS = 5_000;
-/** Drops are logged and reported to Sentry at most this often. */
-export const REPORT_INTERVAL_MS = 60_000;
+// Each envelope's bookkeeping counts against the byte bound, so small ones cannot pile up; drops
+// are logged and reported to Sentry at most once a minute.
+const ENTRY_OVERHEAD_BYTES = 1024, REPORT_INTERVAL_MS = 60_000;
+// Relay's upstream request timeout, plus the upload at 1 MB/s: a large envelope on a slow uplink
+// is not a dead ingest. One timed out this often is dropped (network_error), not left to hold the
+// rest behind it as the outage's probe.
+const REQUEST_TIMEOUT_MS = 5_000, UPLOAD_BYTES_PER_MS = 1_000, MAX_TIMEOUTS = 3;
 // Retries during shutdown wait at most this long: its grace is a few seconds.
 const SHUTDOWN_BACKOFF_MS = 250;
+const TIMED_OUT = Symbol("timed out");
 
-type Entry = Outgoing & { seq: number; at: number; bytes: number; categories: readonly string[] };
+type Discard = { reason: string; category: string; quantity: number };
+type Numbers = Record<"seq" | "at" | "bytes" | "timeouts", number>;
+type Entry = Omit<Outgoing, "itemTypes"> & Numbers & { categories: readonly string[] };
 
 // Taken before monitoring may wrap fetch for breadcrumbs: these requests are not the app's.
 const platformFetch = globalThis.fetch;
@@ -78,19 +79,20 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   const limits = createRateLimitMemory();
   const entries: Entry[] = []; // entries[head..] wait, oldest first
   const sending = new Map<Promise<void>, AbortController>();
-  let head = 0, held = 0, seq = 0, drainTo = 0, wait = firstWait, reportedAt = clock();
-  let state: DeliveryState = "live", probeDue = false, closed = false, stopping = false;
+  let head = 0, held = 0, seq = 0, wait = firstWait, reportedAt = clock();
+  let state: "live" | "outage" = "live", probeDue = false, closed = false, stopping = false;
   let probeTimer: unknown, idle: (() => void) | undefined;
-  // Per key, "reason\tcategory" -> items, for client reports; per reason, envelopes for the log.
-  const dropped = new Map<string, Map<string, number>>();
+  // Per key, "reason\tcategory" -> a client report's count; per reason, envelopes for the log.
+  const dropped = new Map<string, Map<string, Discard>>();
   const logged = new Map<string, number>();
 
-  const count = (e: Outgoing & { categories: readonly string[] }, reason: string) => {
+  const count = (e: { key: string; categories: readonly string[] }, reason: string) => {
     logged.set(reason, (logged.get(reason) ?? 0) + 1);
     if (reason.startsWith("ingest")) return; // the ingest counted those itself
     const perKey = dropped.get(e.key) ?? dropped.set(e.key, new Map()).get(e.key)!;
     for (const category of e.categories.length ? e.categories : ["default"]) {
-      perKey.set(`${reason}\t${category}`, (perKey.get(`${reason}\t${category}`) ?? 0) + 1);
+      const id = `${reason}\t${category}`;
+      (perKey.get(id) ?? perKey.set(id, { reason, category, quantity: 0 }).get(id)!).quantity++;
     }
   };
 
@@ -100,13 +102,10 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (what) log(`delivery: envelopes dropped: ${what}`);
     logged.clear();
     reportedAt = now;
-    if (state === "outage") return;
+    if (state === "outage" || closed) return;
     for (const [key, counts] of dropped) {
       const url = reportUrls.get(key);
-      const events = [...counts].map(([what, quantity]) => {
-        const [reason, category] = what.split("\t");
-        return { reason, category, quantity } as never;
-      });
+      const events = [...counts.values()] as never[];
       const body = serializeEnvelope(createClientReportEnvelope(events, undefined, now / 1000));
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
       const headers = { "content-type": "application/x-sentry-envelope" };
@@ -115,11 +114,11 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     dropped.clear();
   };
 
-  const push = (e: Outgoing, now: number) => {
+  const push = ({ itemTypes, ...e }: Outgoing, now: number) => {
     // A view on a larger buffer would hold all of it: only the envelope's bytes are kept.
     const body = e.body.byteLength === e.body.buffer.byteLength ? e.body : e.body.slice();
-    const categories = categoriesOf(e.itemTypes), bytes = weigh(e);
-    entries.push({ ...e, body, seq: ++seq, at: now, bytes, categories });
+    const categories = categoriesOf(itemTypes), bytes = weigh(e, categories);
+    entries.push({ ...e, body, seq: ++seq, at: now, bytes, categories, timeouts: 0 });
     held += bytes;
   };
 
@@ -136,18 +135,21 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (reason !== undefined) count(e, reason);
   };
 
-  const settle = (e: Entry, result: SendResult) => {
+  const settle = (e: Entry, result: SendResult, timedOut: boolean) => {
     const now = clock();
     limits.learn(e.key, result, now);
     const outcome = verdict(result);
     if (outcome === "retry") {
-      // Back in front of what it was taken before, oldest first.
-      let at = head;
-      while (at < entries.length && entries[at].seq < e.seq) at++;
-      if (at === head && head > 0) entries[--head] = e;
-      else entries.splice(at, 0, e);
+      if (timedOut && ++e.timeouts >= MAX_TIMEOUTS) forget(e, "network_error");
+      else {
+        // Back in front of what it was taken before, oldest first.
+        let at = head;
+        while (at < entries.length && entries[at].seq < e.seq) at++;
+        if (at === head && head > 0) entries[--head] = e;
+        else entries.splice(at, 0, e);
+      }
       if (probeTimer === undefined && !closed) {
-        if (state !== "outage") log(`delivery: ingest not answering; holding envelopes`);
+        if (state === "live") log(`delivery: ingest not answering; holding envelopes`);
         wait = state === "outage" ? Math.min(wait * 2, longestWait) : firstWait;
         state = "outage";
         probeTimer = timers.set(() => {
@@ -162,7 +164,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       if (state === "outage") {
         log(`delivery: ingest answers again; sending ${entries.length - head} held envelopes`);
         stopProbing();
-        [state, drainTo] = ["draining", seq];
+        [state, probeDue] = ["live", false];
         report(now);
       }
     }
@@ -170,7 +172,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   };
 
   const send = async (e: Entry, abort: AbortController): Promise<SendResult> => {
-    const timer = timers.set(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    const ms = REQUEST_TIMEOUT_MS + e.body.byteLength / UPLOAD_BYTES_PER_MS;
+    const timer = timers.set(() => abort.abort(TIMED_OUT), ms);
     try {
       const init = { method: "POST", headers: e.headers, body: e.body, redirect: "manual" };
       const res = await fetch(e.url, { ...init, signal: abort.signal } as RequestInit);
@@ -192,10 +195,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       forget(take(), "network_error");
     }
     if (now - reportedAt >= REPORT_INTERVAL_MS) report(now);
-    while (!closed && head < entries.length) {
-      if (state === "draining" && entries[head].seq > drainTo) state = "live";
-      const room = state === "live" ? MAX_IN_FLIGHT : state === "draining" ? 1 : Number(probeDue);
-      if (sending.size >= room) break;
+    const room = state === "live" ? MAX_IN_FLIGHT : Number(probeDue);
+    while (!closed && head < entries.length && sending.size < room) {
       const e = take();
       if (limits.blockedFor(e.key, e.categories, now) > 0) {
         forget(e, "ratelimit_backoff");
@@ -205,11 +206,10 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       const abort = new AbortController();
       const sent: Promise<void> = send(e, abort).then((result) => {
         sending.delete(sent);
-        settle(e, result);
+        settle(e, result, abort.signal.reason === TIMED_OUT);
       });
       sending.set(sent, abort);
     }
-    if (state === "draining" && head === entries.length) state = "live";
     if (sending.size === 0 && head === entries.length) idle?.();
   };
 
@@ -227,37 +227,40 @@ export function createDeliveryQueue(options: DeliveryOptions) {
         const headers = { "retry-after": String(Math.ceil(ms / 1000)), ...limited };
         return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
       }
-      if (closed) return full(1);
-      if (held + weigh(e) > maxBytes) {
-        count({ ...e, categories }, "queue_overflow");
-        return full(Math.ceil(wait / 1000));
+      if (closed || held + weigh(e, categories) > maxBytes) {
+        if (!closed) count({ key: e.key, categories }, "queue_overflow");
+        const headers = { "retry-after": String(Math.max(1, Math.ceil(wait / 1000))) };
+        return { status: 503, reason: "delivery queue full; retry later", headers };
       }
       push(e, now);
       pump();
       return { status: 200 };
     },
-    /** Resolves true once everything held is sent (or dropped), false after `timeoutMs`. */
-    async flush(timeoutMs: number): Promise<boolean> {
+    /** Resolves true once everything held is sent (or dropped) after `more` settles (what is
+     * queued meanwhile included), false after `timeoutMs`. */
+    async flush(timeoutMs: number, more?: Promise<unknown>): Promise<boolean> {
       let deadline: unknown;
       const done = await new Promise<boolean>((resolve) => {
-        idle = () => resolve(true);
         deadline = timers.set(() => resolve(false), timeoutMs);
-        pump();
+        const watch = () => (idle = () => resolve(true), pump());
+        more ? more.then(watch, watch) : watch();
       });
       timers.clear(deadline);
       return done;
     },
-    /** At shutdown: send what is held within `timeoutMs` (retries come sooner), log what was not,
-     * stop. */
-    async drain(timeoutMs: number): Promise<void> {
+    /** At shutdown: probe at once and retry sooner; send what is held and what is queued until
+     * `more` settles, all within `timeoutMs`; log what was not sent; stop. */
+    async drain(timeoutMs: number, more?: Promise<unknown>): Promise<void> {
       stopping = true;
       report(clock());
       if (probeTimer !== undefined) stopProbing(), probeDue = true;
-      if (!await this.flush(timeoutMs)) {
+      pump(); // the probe goes now, while the requests still under way finish
+      if (!await this.flush(timeoutMs, more)) {
         const left = entries.length - head + sending.size;
         log(`delivery: ${left} envelopes (${held} bytes) not sent before shutdown`);
       }
       await this.close();
+      report(clock()); // the drops meanwhile
     },
     /** Stop sending, the sends under way cut short (tests; a process ends with {@link drain}). */
     async close(): Promise<void> {
@@ -266,7 +269,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       for (const abort of sending.values()) abort.abort();
       await Promise.all(sending.keys());
     },
-    get state(): DeliveryState {
+    get state() {
       return state;
     },
     /** Envelopes held (waiting or being sent) and the bytes they count for. */
@@ -276,9 +279,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   };
 }
 
-const weigh = (e: Outgoing) => e.body.byteLength + ENTRY_OVERHEAD_BYTES;
-
-function full(retryAfterSeconds: number): Refusal {
-  const headers = { "retry-after": String(Math.max(1, retryAfterSeconds)) };
-  return { status: 503, reason: "delivery queue full; retry later", headers };
+/** What an entry holds: its body, its URL, headers and categories as strings, its bookkeeping. */
+function weigh(e: Omit<Outgoing, "itemTypes">, categories: readonly string[]): number {
+  const strings = [e.url, e.key, ...Object.entries(e.headers).flat(), ...categories];
+  return e.body.byteLength + ENTRY_OVERHEAD_BYTES + strings.reduce((n, s) => n + s.length, 0);
 }

@@ -9,7 +9,7 @@ import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
-import { STATIC_DIR } from "../constants.ts";
+import { FLUSH_TIMEOUT_MS, QUEUE_DRAIN_MS, STATIC_DIR } from "../constants.ts";
 
 /**
  * What development adds (server/dev/boot.ts); declared here so production never imports a dev
@@ -81,18 +81,16 @@ export async function createServerApp(env = readEnv()) {
     live,
     pageError: config.devMode ? dev?.pageError : undefined,
   });
-  // At shutdown (main.ts, serve.ts) the SDK hands its events over, then the queue sends what it
-  // holds: both within twice the flush's time (4 s), inside the 5 s Deno Deploy gives.
-  const flush = async (timeoutMs: number) => {
-    const start = performance.now();
-    const flushed = await monitoring.flush(timeoutMs);
-    await delivery?.drain(2 * timeoutMs - (performance.now() - start));
-    return flushed;
+  // At the stop signal the queue sends at once, alongside the requests' drain; once they are done
+  // the SDK hands over its last events (constants.ts: the deadlines).
+  const stop = (requests: Promise<unknown>) => {
+    const handedOver = requests.then(() => monitoring.flush(FLUSH_TIMEOUT_MS));
+    return delivery?.drain(QUEUE_DRAIN_MS, handedOver) ?? handedOver;
   };
   return {
     config,
     release,
-    monitoring: { ...monitoring, flush },
+    stop,
     handler: dev ? dev.wrap(app) : app,
   };
 }

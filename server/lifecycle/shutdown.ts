@@ -1,5 +1,7 @@
 /** How a process is asked to stop, and how a server drains and waits for its sibling workers. */
-import { DRAIN_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
+import { DRAIN_TIMEOUT_MS, FLUSH_TIMEOUT_MS, STDIN_LIFELINE_FLAG } from "../constants.ts";
+import { flushLogs } from "../http/request_log.ts";
+import { defaultFailureLog } from "../http/failure_log.ts";
 import type { InFlight } from "../deno_workarounds.ts";
 
 /** The signals that mean "stop": Ctrl-C, and what hosts, `kill` and `docker stop` send. */
@@ -25,12 +27,22 @@ export function onStopRequest(stop: () => void | Promise<void>): () => void {
   return once;
 }
 
-/** Wait (at most {@link DRAIN_TIMEOUT_MS}) for the requests being handled, saying so in the log. */
-export async function drain(inFlight: InFlight): Promise<void> {
+/** Wait (at most {@link DRAIN_TIMEOUT_MS}) for the requests being handled, saying so in the log,
+ * while `monitoring` sends from now on; then `close`, flush the logs and wait for monitoring. */
+export async function drain(
+  inFlight: InFlight,
+  monitoring: (requests: Promise<unknown>) => Promise<unknown>,
+  close: () => unknown,
+): Promise<void> {
   console.log(`server: stopping (${inFlight.count} requests in flight)`);
-  if (!await inFlight.idle(DRAIN_TIMEOUT_MS)) {
-    console.error(`server: ${inFlight.count} requests still running at shutdown; closing them`);
-  }
+  const requests = inFlight.idle(DRAIN_TIMEOUT_MS).then((idle) => {
+    if (!idle) console.error(`server: ${inFlight.count} requests still running at shutdown`);
+  });
+  const delivered = monitoring(requests);
+  await requests;
+  await close();
+  defaultFailureLog().flush();
+  await Promise.all([delivered, flushLogs(FLUSH_TIMEOUT_MS)]);
 }
 
 /**

@@ -67,12 +67,9 @@ export function startMonitoring(
   // @sentry/deno never calls `_flushOutcomes` (Node's does each minute): at flush and each minute.
   const outcomes = client as unknown as { _flushOutcomes?: () => void } | undefined;
   let reportedAt = performance.now();
-  const sendClientReport = () => (reportedAt = performance.now(), outcomes?._flushOutcomes?.());
-  client?.on("flush", sendClientReport);
-  client?.on(
-    "beforeEnvelope",
-    () => performance.now() - reportedAt >= 60_000 && sendClientReport(),
-  );
+  const report = () => (reportedAt = performance.now(), outcomes?._flushOutcomes?.());
+  client?.on("flush", report);
+  client?.on("beforeEnvelope", () => performance.now() - reportedAt >= 60_000 && report());
 
   const limit = new ErrorLimit(
     {},

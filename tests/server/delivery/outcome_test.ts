@@ -64,3 +64,19 @@ Deno.test("answers without a 429 or a limits header set nothing", () => {
   assert.equal(limits.learn("k", "no-answer", 0), false);
   assert.equal(limits.blockedFor("k", ["error"], 0), 0);
 });
+
+Deno.test("an empty X-Sentry-Rate-Limits on a 2xx or 4xx sets no limit (review 8)", () => {
+  const limits = createRateLimitMemory();
+  for (const status of [200, 400]) {
+    assert.equal(limits.learn("k", answer(status, { "x-sentry-rate-limits": "" }), 0), false);
+  }
+  assert.equal(limits.blockedFor("k", ["error"], 0), 0);
+});
+
+Deno.test("categoriesOf: item types named like Object's members stay strings (review 11)", () => {
+  assert.deepEqual(categoriesOf(["constructor", "toString", "__proto__"]), [
+    "constructor",
+    "toString",
+    "__proto__",
+  ]);
+});

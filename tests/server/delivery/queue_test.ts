@@ -287,6 +287,142 @@ Deno.test("shutdown with the ingest still down: what was not sent is logged with
   const draining = queue.drain(4_000);
   await time.advance(5_000);
   await draining;
-  const bytes = [0, 1, 2].reduce((n, i) => n + envelope(i).body.byteLength + 1024, 0);
+  // Each: its body, its URL and key, its category ("error"), its bookkeeping.
+  const each = (i: number) => envelope(i).body.byteLength + URL_.length + "key".length + 5 + 1024;
+  const bytes = [0, 1, 2].reduce((n, i) => n + each(i), 0);
   assert.ok(logs.includes(`delivery: 3 envelopes (${bytes} bytes) not sent before shutdown`));
+});
+
+/** An upstream whose answers the test gives one by one: each send waits in `waiting`. */
+function heldIngest() {
+  const waiting: { body: string; answer: (res: Response | Error) => void }[] = [];
+  const starts: string[] = [];
+  const fetch = ((_url: string, init: RequestInit) => {
+    const body = new TextDecoder().decode(init.body as Uint8Array);
+    starts.push(body);
+    return new Promise<Response>((resolve, reject) => {
+      init.signal?.addEventListener("abort", () => reject(init.signal!.reason));
+      waiting.push({ body, answer: (r) => r instanceof Error ? reject(r) : resolve(r) });
+    });
+  }) as typeof globalThis.fetch;
+  return { fetch, waiting, starts };
+}
+
+function startHeld(options: { maxBytes?: number; maxAgeMs?: number } = {}) {
+  const time = fakeTime();
+  const ingest = heldIngest();
+  const logs: string[] = [];
+  const queue = createDeliveryQueue({
+    maxBytes: options.maxBytes ?? 64 * 1024 * 1024,
+    maxAgeMs: options.maxAgeMs ?? 3_600_000,
+    dsns: [DSN],
+    fetch: ingest.fetch,
+    clock: time.clock,
+    timers: time.timers,
+    log: (line) => logs.push(line),
+  });
+  return { time, ingest, logs, queue };
+}
+
+const answer = (w: { answer: (r: Response | Error) => void }) => w.answer(Response.json({}));
+const refuse = (w: { answer: (r: Response | Error) => void }) => w.answer(new TypeError("refused"));
+const number = (body: string) => Number(body.split("\n")[2]);
+
+Deno.test("once a probe is answered, the backlog goes 16 at a time, started in arrival order (review 2, 9)", async () => {
+  const { time, ingest, queue } = startHeld();
+  queue.enqueue(envelope(0));
+  refuse(ingest.waiting.shift()!);
+  await time.advance(0);
+  for (let i = 1; i < 100; i++) queue.enqueue(envelope(i));
+  await time.advance(1_000);
+  assert.equal(ingest.waiting.length, 1, "the probe alone");
+  answer(ingest.waiting.shift()!);
+  await time.advance(0);
+  assert.equal(queue.state, "live");
+  assert.equal(ingest.waiting.length, 16, "not one at a time");
+  queue.enqueue(envelope(100)); // arriving during the recovery: after the backlog
+  while (ingest.waiting.length) {
+    answer(ingest.waiting.shift()!);
+    await time.advance(0);
+  }
+  const started = ingest.starts.map(number);
+  assert.deepEqual(started, [0, ...Array.from({ length: 101 }, (_, i) => i)]);
+  await queue.close();
+});
+
+Deno.test("a late answer that ends an outage also clears a due probe: the next outage waits its backoff (review 10)", async () => {
+  const { time, ingest, queue } = startHeld({ maxAgeMs: 1_200 });
+  queue.enqueue({ ...envelope(0), key: "unreported" }); // its drop makes no client report
+  await time.advance(400);
+  queue.enqueue(envelope(1));
+  queue.enqueue(envelope(2));
+  refuse(ingest.waiting.shift()!); // 0 fails: outage; 1 and 2 are still under way
+  await time.advance(0);
+  await time.advance(1_000); // the probe is due: 0 is too old by now, nothing is sent
+  assert.equal(ingest.starts.length, 3);
+  answer(ingest.waiting.shift()!); // 1's late answer: the ingest is back
+  await time.advance(0);
+  assert.equal(queue.state, "live");
+  refuse(ingest.waiting.shift()!); // 2 fails: a new outage
+  await time.advance(0);
+  assert.equal(queue.state, "outage");
+  assert.equal(ingest.starts.length, 3, "no probe before the backoff's first wait");
+  await queue.close();
+});
+
+Deno.test("an envelope that times out 3 times is dropped as network_error, the rest flow; a large one gets time to upload (review 6)", async () => {
+  const { time, ingest, logs, queue } = startHeld();
+  const large = envelope(0);
+  const body = new Uint8Array(20_000_000).fill(0x20);
+  body.set(large.body);
+  queue.enqueue({ ...large, body });
+  queue.enqueue(envelope(1));
+  answer(ingest.waiting.pop()!); // 1 is answered
+  await time.advance(5_000 + 19_000); // 5 s + 20 MB at 1 MB/s: not yet
+  assert.equal(ingest.starts.length, 2);
+  await time.advance(2_000); // the large one times out: retried alone, twice more
+  for (const wait of [1_000, 2_000]) await time.advance(wait + 25_000);
+  assert.equal(ingest.starts.length, 4, "sent three times in all");
+  assert.equal(queue.held.envelopes, 0);
+  queue.enqueue(envelope(2));
+  await time.advance(4_000);
+  assert.equal(ingest.starts.length, 5, "the next probe takes the next envelope");
+  answer(ingest.waiting.shift()!);
+  await time.advance(60_000);
+  assert.ok(logs.some((l) => /1 network_error/.test(l)), logs.join("\n"));
+  await queue.close();
+});
+
+Deno.test("the byte bound counts headers: a 256 KB User-Agent takes its room (review 5)", () => {
+  const { queue } = startHeld({ maxBytes: 1024 * 1024 });
+  const headers = { "user-agent": "x".repeat(256 * 1024) };
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push(queue.enqueue({ ...envelope(i), headers }).status);
+  assert.deepEqual(statuses, [200, 200, 200, 503, 503, 503]);
+  assert.ok(queue.held.bytes > 3 * 256 * 1024);
+  return queue.close();
+});
+
+Deno.test("shutdown: probes at once, and keeps taking envelopes until the requests are done, within one deadline (review 3)", async () => {
+  const { time, ingest, logs, queue } = startHeld();
+  queue.enqueue(envelope(0));
+  for (const wait of [0, 1_000, 2_000, 4_000, 8_000, 16_000]) {
+    await time.advance(wait);
+    refuse(ingest.waiting.shift()!);
+    await time.advance(0);
+  } // the next probe is 32 s away
+  const requests = Promise.withResolvers<void>();
+  const draining = queue.drain(4_500, requests.promise);
+  await time.advance(0);
+  assert.equal(ingest.starts.length, 7, "probed at once");
+  answer(ingest.waiting.shift()!);
+  await time.advance(0);
+  assert.equal(queue.enqueue(envelope(1)).status, 200, "a request still under way");
+  answer(ingest.waiting.shift()!);
+  await time.advance(100);
+  requests.resolve();
+  await time.advance(0);
+  await draining;
+  assert.deepEqual(ingest.starts.slice(-2).map(number), [0, 1]);
+  assert.deepEqual(logs.filter((l) => /not sent/.test(l)), []);
 });
