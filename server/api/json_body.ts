@@ -12,6 +12,10 @@ import {
  * parses, but `JSON.stringify` of it, as `Response.json` does, overflows the stack. */
 export const MAX_JSON_DEPTH = 64;
 
+/** The memory a JSON body's byte costs until it is parsed: its buffer (which doubles, up to twice
+ * its bytes), the decoded string (once, if ASCII) and the parsed value (about once). */
+export const JSON_COST = 4;
+
 /** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
 export class ApiError extends Error {
   override name = "ApiError";
@@ -57,25 +61,27 @@ export function createJsonReader(options: JsonBodyOptions) {
     }
     const declared = contentLength(req.headers);
     if (declared !== null && declared > limit) throw refusal("too-large");
-    const body = new RequestBody(req, declared, limit, 0, bodies, client);
-    let bytes: Uint8Array;
+    // Its place is held until it is parsed: what the handler keeps of it is the handler's.
+    const body = new RequestBody(req, declared, limit, 0, bodies, client, JSON_COST);
     try {
-      bytes = await body.bytes();
-    } catch {
-      throw refusal(body.cause);
+      const bytes = await body.bytes().catch(() => Promise.reject(refusal(body.cause)));
+      if (bytes.byteLength === 0) throw new ApiError(400, "empty body, expected JSON");
+      if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
+        throw new ApiError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+      return parse(bytes);
     } finally {
       body.release();
     }
-    if (bytes.byteLength === 0) throw new ApiError(400, "empty body, expected JSON");
-    if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
-      throw new ApiError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    try {
-      return JSON.parse(utf8.decode(bytes));
-    } catch {
-      throw new ApiError(400, "malformed JSON body");
-    }
   };
+}
+
+function parse(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(utf8.decode(bytes));
+  } catch {
+    throw new ApiError(400, "malformed JSON body");
+  }
 }
 
 /** Whether UTF-8 JSON nests arrays and objects deeper than `max` (strings skipped); one pass,

@@ -1,6 +1,6 @@
 /** What request bodies in flight may hold, the tunnel's and `ctx.json()`'s together: places (bodies
- * being read) and bytes, per client and overall. Bytes cost memory, an idle socket does not: a
- * newcomer pushes out a stalled body rather than be refused behind it. */
+ * being read) and bytes held, per client and overall. A body is charged the bytes it has received,
+ * never what it declares; when places or bytes run short, the slowest holder gives way. */
 
 /** The settings' defaults. `readTimeoutMs` between reads (nginx's client_body_timeout): an uplink
  * stalls for seconds, nginx's 60 s would let a socket hold its place a minute a byte. `minRate`
@@ -16,19 +16,23 @@ export type BodyLimits = typeof BODY_DEFAULTS & { readonly clientLimits: boolean
 export const MAX_BODIES = 100;
 /** A browser opens 6 connections per origin: 8 leave a tab room, and 12 clients fill the 100. */
 export const MAX_CLIENT_BODIES = 8;
-/** A body this far behind the minimum rate is stalled, not starting: a newcomer may push it out. */
-export const STALLED_MS = 1_000;
-/** The Retry-After of a 503: stalled bodies are cut within the grace. */
+/** A body's pace is measured over its last 1-2 such windows; a younger body is never pushed out. */
+export const RATE_WINDOW_MS = 1_000;
+/** A body recently under this many times the minimum rate may be pushed out when places or bytes
+ * run short: it would hold them at least half the longest a body may; 1.5 Mbit/s is 23 times. */
+export const PUSH_OUT_PACE = 2;
+/** The Retry-After of a 503: slow bodies are cut within the grace. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** One body's share: when it began to be read, the bytes it received and was charged. */
+/** One body's share: its bytes charged, and its pace (bytes received at two marks). */
 export interface Place {
   readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
-  readonly stall: () => void;
+  readonly stop: () => void;
   readonly start: number;
-  received: number;
   charged: number;
-  /** Read to its end (its wait is the app's or the ingest's): never stalled. */
+  received: number;
+  marks: [at: number, received: number][];
+  /** Read to its end (its wait is the app's or the ingest's): never pushed out. */
   ended?: boolean;
 }
 
@@ -51,50 +55,59 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     bytes -= place.charged;
     if (client.places.size === 0) clients.delete(client.key);
   };
-  // Ends the most stalled of `among` (at most MAX_BODIES looked at); false if none is stalled.
-  const pushOut = (among: Iterable<Place>): boolean => {
+  // Pushes out, of `among` (at most MAX_BODIES), the body slower than PUSH_OUT_PACE with the lowest
+  // rate for the bytes it holds (with `holding`: only one that holds some); false if none is.
+  const pushOut = (among: Iterable<Place>, spare?: Place, holding = false): boolean => {
     const now = clock();
     let victim: Place | undefined;
-    let most = STALLED_MS;
+    let worst = 0;
     for (const place of among) {
-      const lag = now - place.start - place.received * 1000 / minRate;
-      if (!place.ended && lag > most) [victim, most] = [place, lag];
+      if (place === spare || place.ended || now - place.start < RATE_WINDOW_MS) continue;
+      const [at, received] = place.marks[0];
+      const rate = (place.received - received) * 1000 / (now - at);
+      if (rate >= PUSH_OUT_PACE * minRate || (holding && place.charged === 0)) continue;
+      const score = (place.charged + 1) / (rate + 1);
+      if (score > worst) [victim, worst] = [place, score];
     }
     if (victim === undefined) return false;
     leave(victim);
-    victim.stall();
+    victim.stop();
     return true;
   };
 
   return {
     limits,
     clock,
-    /** A place for a body of client `key` reserving `need` bytes (its length), else undefined
-     * (503): its client's share or the whole is taken, with no stalled body to push out. */
-    enter(key: string, need: number, stall: () => void): Place | undefined {
+    /** A place for a body of client `key`, else undefined (503): its client's places or all are
+     * taken by bodies that keep pace. `stop` is called if it is pushed out. */
+    enter(key: string, stop: () => void): Place | undefined {
       const client = clients.get(key) ?? { key, places: new Set(), bytes: 0 };
-      while (client.places.size >= clientPlaces || client.bytes + need > clientBytes) {
-        if (!pushOut(client.places)) return undefined;
-      }
-      while (admitted.size >= MAX_BODIES || bytes + need > memoryBytes) {
-        if (!pushOut(admitted)) return undefined;
-      }
-      const place: Place = { client, stall, start: clock(), received: 0, charged: need };
+      while (client.places.size >= clientPlaces) if (!pushOut(client.places)) return undefined;
+      while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return undefined;
+      const start = clock();
+      const place: Place = { client, stop, start, charged: 0, received: 0, marks: [[start, 0]] };
       clients.set(key, client);
       client.places.add(place);
       admitted.add(place);
-      client.bytes += need;
-      bytes += need;
       return place;
     },
-    /** Count `n` bytes received; false (503) if, beyond what was reserved, they do not fit. */
-    receive(place: Place, n: number): boolean {
+    /** Charge `n` bytes received, costing `cost` bytes of memory each; false (503) if they do
+     * not fit in its client's share or the whole, even once slow holders are pushed out. */
+    receive(place: Place, n: number, cost = 1): boolean {
       if (!admitted.has(place)) return false;
-      const extra = (place.received += n) - place.charged;
-      if (extra <= 0) return true;
-      const { client } = place;
-      if (client.bytes + extra > clientBytes || bytes + extra > memoryBytes) return false;
-      [place.charged, client.bytes, bytes] = [place.received, client.bytes + extra, bytes + extra];
+      const now = clock();
+      place.received += n;
+      if (now - place.marks.at(-1)![0] >= RATE_WINDOW_MS) {
+        place.marks = [place.marks.at(-1)!, [now, place.received]];
+      }
+      const { client } = place, charge = n * cost;
+      while (client.bytes + charge > clientBytes) {
+        if (!pushOut(client.places, place, true)) return false;
+      }
+      while (bytes + charge > memoryBytes) if (!pushOut(admitted, place, true)) return false;
+      place.charged += charge;
+      client.bytes += charge;
+      bytes += charge;
       return true;
     },
     /** The body is over: its place and bytes are free. */

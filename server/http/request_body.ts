@@ -39,14 +39,14 @@ export function contentLength(headers: Headers): number | null {
 
 /** One request's body, read once, at most `maxBytes` of it. A body with a Content-Length up to
  * `wholeUpTo` is read whole by Deno (one buffer of that size); any other in pieces. It takes a
- * place in `budget` (else is stopped "busy"), and is stopped ("timeout") when it falls behind. */
+ * place in `budget`, each byte costing `cost` bytes of it (else, or once pushed out, is stopped
+ * "busy"), and is stopped ("timeout") when it falls behind. */
 export class RequestBody {
   cause: StopCause | undefined;
   received = 0;
   reads = 0;
   done = false;
   readonly whole: boolean;
-  checks = 0; // of its pace: about once per read timeout, whatever its size
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Bytes> | undefined;
   #spare: ArrayBuffer | undefined;
   #pending: Promise<unknown> = Promise.resolve();
@@ -62,10 +62,11 @@ export class RequestBody {
     readonly maxBytes: number,
     wholeUpTo: number,
     private readonly budget?: BodyBudget,
-    private readonly client = "",
+    client = "",
+    private readonly cost = 1,
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
-    this.#place = budget?.enter(client, declared ?? 0, () => this.stop("timeout"));
+    this.#place = budget?.enter(client, () => this.stop("busy"));
     if (budget !== undefined && this.#place === undefined) this.stop("busy");
     this.#check();
     if (this.whole || req.body === null) return;
@@ -120,7 +121,9 @@ export class RequestBody {
     this.received += chunk.byteLength;
     if (this.received > this.maxBytes) return this.#fail("too-large");
     const place = this.#place;
-    if (place && !this.budget!.receive(place, chunk.byteLength)) return this.#fail("busy");
+    if (place && !this.budget!.receive(place, chunk.byteLength, this.cost)) {
+      return this.#fail("busy");
+    }
     if (this.reads > FREE_READS && this.received < this.reads * MIN_AVERAGE_READ) {
       return this.#fail("fragmented");
     }
@@ -134,10 +137,11 @@ export class RequestBody {
     return chunk.slice();
   }
 
-  /** The rest of the body in one buffer: as large as the Content-Length, else doubled as needed. */
+  /** The rest of the body in one buffer, doubled as bytes arrive (never past the Content-Length):
+   * a body that declares much but sends little holds little. */
   async bytes(): Promise<Bytes> {
-    let chunk = await this.next(); // a body refused at once allocates nothing
-    const whole = new ByteBuffer(Math.min(this.declared ?? 0, this.maxBytes));
+    const whole = new ByteBuffer(this.declared ?? Infinity);
+    let chunk = await this.next();
     for (; chunk !== undefined; chunk = await this.next()) whole.append(chunk);
     return whole.bytes();
   }
@@ -151,11 +155,9 @@ export class RequestBody {
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
-  // One timer at a time, re-armed when it fires before the deadline moved past it: no timer work
-  // per read, and about one check per read timeout.
+  // One timer, re-armed when it fires before the deadline moved past it: no timer work per read.
   #check = () => {
     if (this.budget === undefined || this.done || this.cause !== undefined) return;
-    this.checks++;
     // A body read whole shows no progress: it is given the time its length takes at the rate.
     const [bytes, wait] = this.whole ? [this.declared!, null] : [this.received, this.#waiting];
     const due = this.budget.deadline(this.#place!, bytes, wait) - this.budget.clock();
@@ -185,20 +187,18 @@ export class RequestBody {
   }
 }
 
-/** Bytes in one buffer that doubles as it fills, each piece copied in. */
+/** Bytes in one buffer that doubles as it fills (up to `max` while they fit), each piece copied. */
 export class ByteBuffer {
-  #buffer: Bytes;
+  #buffer = new Uint8Array(0);
   length = 0;
 
-  constructor(capacity = 0) {
-    this.#buffer = new Uint8Array(capacity);
-  }
+  constructor(readonly max = Infinity) {}
 
   /** Append a copy of `chunk`. */
   append(chunk: Uint8Array): void {
     const needed = this.length + chunk.byteLength;
     if (needed > this.#buffer.byteLength) {
-      const grown = new Uint8Array(Math.max(needed, 2 * this.length));
+      const grown = new Uint8Array(Math.max(needed, Math.min(2 * this.length, this.max)));
       grown.set(this.bytes());
       this.#buffer = grown;
     }
