@@ -370,3 +370,48 @@ Deno.test({
     }
   },
 });
+
+/** A tunnel POST from `client` (X-Forwarded-For) declaring `declared` bytes: the envelope's header
+ * line, then 2 KiB every 250 ms (8 KiB/s, the minimum rate) until the connection is closed. */
+async function trickleEnvelope(port: number, client: string, declared: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const head = `POST /monitoring HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: ${client}\r\n` +
+    `Content-Length: ${declared}\r\n\r\n{"dsn":"${DEAD_DSN}"}\n{"type":"event"}\n`;
+  await conn.write(encoder.encode(head));
+  const piece = new Uint8Array(2048).fill(0x78);
+  const timer = setInterval(() => conn.write(piece).catch(() => {}), 250);
+  return { close: () => (clearInterval(timer), conn.close()) };
+}
+
+Deno.test({
+  name: "bodies declaring 64 MiB but sending at the minimum rate leave room for an honest envelope",
+  sanitizeResources: false,
+  async fn() {
+    // The review's attack: per client limits on, 2 addresses x 2 bodies of 20 and 12 MiB (the
+    // whole BODY_MEMORY_BYTES if declared lengths were reserved), each keeping the minimum rate.
+    const server = await startFixtureServer({ TUNNEL_RATE_LIMIT: "600", TRUST_PROXY: "true" });
+    const port = Number(new URL(server.url).port);
+    const slow = await Promise.all(
+      ["10.0.8.1", "10.0.8.2"].flatMap((client) =>
+        [20 * MiB, 12 * MiB].map((declared) => trickleEnvelope(port, client, declared))
+      ),
+    );
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // all four are being read
+      const honest = encoder.encode(
+        `{"dsn":"${DEAD_DSN}"}\n{"type":"event"}\n${"h".repeat(2000)}`,
+      );
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(new URL("/monitoring", server.url), {
+          method: "POST",
+          headers: { "x-forwarded-for": "10.0.8.3" },
+          body: honest,
+        });
+        assert.equal(res.status, 200, await res.text());
+      }
+    } finally {
+      slow.forEach((upload) => upload.close());
+      await server.stop();
+    }
+  },
+});
