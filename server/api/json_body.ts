@@ -69,19 +69,13 @@ export function createJsonReader(options: JsonBodyOptions) {
       if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
         throw new ApiError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       }
-      return parse(bytes);
+      return JSON.parse(utf8.decode(bytes));
+    } catch (error) {
+      throw error instanceof ApiError ? error : new ApiError(400, "malformed JSON body");
     } finally {
       body.release();
     }
   };
-}
-
-function parse(bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(utf8.decode(bytes));
-  } catch {
-    throw new ApiError(400, "malformed JSON body");
-  }
 }
 
 /** Whether UTF-8 JSON nests arrays and objects deeper than `max` (strings skipped); one pass,

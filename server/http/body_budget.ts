@@ -28,6 +28,7 @@ export const RETRY_AFTER_SECONDS = 5;
 export interface Place {
   readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
   readonly stop: () => void;
+  readonly cost: number;
   readonly start: number;
   charged: number;
   received: number;
@@ -78,29 +79,37 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   return {
     limits,
     clock,
-    /** A place for a body of client `key`, else undefined (503): its client's places or all are
-     * taken by bodies that keep pace. `stop` is called if it is pushed out. */
-    enter(key: string, stop: () => void): Place | undefined {
+    /** A place for a body of client `key` whose bytes cost `cost` each, else undefined (503): its
+     * client's places or all are taken by bodies that keep pace. `stop`: it is pushed out. */
+    enter(key: string, stop: () => void, cost = 1): Place | undefined {
       const client = clients.get(key) ?? { key, places: new Set(), bytes: 0 };
       while (client.places.size >= clientPlaces) if (!pushOut(client.places)) return undefined;
       while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return undefined;
       const start = clock();
-      const place: Place = { client, stop, start, charged: 0, received: 0, marks: [[start, 0]] };
+      const place: Place = {
+        client,
+        stop,
+        cost,
+        start,
+        charged: 0,
+        received: 0,
+        marks: [[start, 0]],
+      };
       clients.set(key, client);
       client.places.add(place);
       admitted.add(place);
       return place;
     },
-    /** Charge `n` bytes received, costing `cost` bytes of memory each; false (503) if they do
-     * not fit in its client's share or the whole, even once slow holders are pushed out. */
-    receive(place: Place, n: number, cost = 1): boolean {
+    /** Charge `n` bytes received; false (503) if they do not fit in its client's share or the
+     * whole, even once slow holders are pushed out. */
+    receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
       const now = clock();
       place.received += n;
       if (now - place.marks.at(-1)![0] >= RATE_WINDOW_MS) {
         place.marks = [place.marks.at(-1)!, [now, place.received]];
       }
-      const { client } = place, charge = n * cost;
+      const { client } = place, charge = n * place.cost;
       while (client.bytes + charge > clientBytes) {
         if (!pushOut(client.places, place, true)) return false;
       }

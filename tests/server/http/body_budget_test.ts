@@ -16,7 +16,8 @@ function budgetAt(memoryBytes = BODY_DEFAULTS.memoryBytes, clientLimits = true) 
   let now = 0;
   const pushed: string[] = [];
   const budget = createBodyBudget({ ...limits, memoryBytes, clientLimits }, () => now);
-  const enter = (key: string, name = key) => budget.enter(key, () => pushed.push(name));
+  const enter = (key: string, name = key, cost = 1) =>
+    budget.enter(key, () => pushed.push(name), cost);
   return { budget, enter, pushed, advance: (ms: number) => now += ms };
 }
 
@@ -85,9 +86,9 @@ Deno.test("budget: past MAX_BODIES a newcomer pushes out a slow body, else is re
 
 Deno.test("budget: bytes are charged as they arrive (times their cost), per client (half) and overall", () => {
   const { budget, enter } = budgetAt(1000);
-  const a = enter("a")!;
-  assert.ok(budget.receive(a, 100, 4));
-  assert.equal(budget.receive(a, 101, 1), false, "over a's half of 1000");
+  const a = enter("a", "a", 4)!;
+  assert.ok(budget.receive(a, 100));
+  assert.equal(budget.receive(a, 26), false, "over a's half of 1000");
   const b = enter("b")!;
   assert.ok(budget.receive(b, 500));
   assert.equal(budget.receive(b, 1), false, "over b's half");
