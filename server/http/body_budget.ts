@@ -57,8 +57,8 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     if (client.places.size === 0) clients.delete(client.key);
   };
   // Pushes out, of `among` (at most MAX_BODIES), the body slower than PUSH_OUT_PACE with the lowest
-  // rate for the bytes it holds (with `holding`: only one that holds some); false if none is.
-  const pushOut = (among: Iterable<Place>, spare?: Place, holding = false): boolean => {
+  // rate for the bytes it holds (for bytes, to make room for `spare`'s: one that holds some).
+  const pushOut = (among: Iterable<Place>, spare?: Place): boolean => {
     const now = clock();
     let victim: Place | undefined;
     let worst = 0;
@@ -66,7 +66,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       if (place === spare || place.ended || now - place.start < RATE_WINDOW_MS) continue;
       const [at, received] = place.marks[0];
       const rate = (place.received - received) * 1000 / (now - at);
-      if (rate >= PUSH_OUT_PACE * minRate || (holding && place.charged === 0)) continue;
+      if (rate >= PUSH_OUT_PACE * minRate || (spare && place.charged === 0)) continue;
       const score = (place.charged + 1) / (rate + 1);
       if (score > worst) [victim, worst] = [place, score];
     }
@@ -85,16 +85,8 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       const client = clients.get(key) ?? { key, places: new Set(), bytes: 0 };
       while (client.places.size >= clientPlaces) if (!pushOut(client.places)) return undefined;
       while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return undefined;
-      const start = clock();
-      const place: Place = {
-        client,
-        stop,
-        cost,
-        start,
-        charged: 0,
-        received: 0,
-        marks: [[start, 0]],
-      };
+      const start = clock(), marks: Place["marks"] = [[start, 0]];
+      const place: Place = { client, stop, cost, start, charged: 0, received: 0, marks };
       clients.set(key, client);
       client.places.add(place);
       admitted.add(place);
@@ -104,16 +96,11 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
      * whole, even once slow holders are pushed out. */
     receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
-      const now = clock();
+      const now = clock(), last = place.marks.at(-1)!, { client } = place, charge = n * place.cost;
       place.received += n;
-      if (now - place.marks.at(-1)![0] >= RATE_WINDOW_MS) {
-        place.marks = [place.marks.at(-1)!, [now, place.received]];
-      }
-      const { client } = place, charge = n * place.cost;
-      while (client.bytes + charge > clientBytes) {
-        if (!pushOut(client.places, place, true)) return false;
-      }
-      while (bytes + charge > memoryBytes) if (!pushOut(admitted, place, true)) return false;
+      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.received]];
+      while (client.bytes + charge > clientBytes) if (!pushOut(client.places, place)) return false;
+      while (bytes + charge > memoryBytes) if (!pushOut(admitted, place)) return false;
       place.charged += charge;
       client.bytes += charge;
       bytes += charge;
