@@ -40,7 +40,8 @@ export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | 
 export class RequestContext {
   readonly #common: Record<string, string>;
   #built: Response | undefined;
-  #bytes: number | null = null;
+  /** The body size of the completed answer when known, else null (streamed, or not yet built). */
+  bytes: number | null = null;
   /** Why the request was refused, if it was, by what refused it: counted, not logged alone. */
   refused: Refusal | undefined;
 
@@ -65,7 +66,7 @@ export class RequestContext {
     bytes: number | null = body instanceof Uint8Array ? body.length : null,
   ): Response {
     this.#built = new Response(body, { status, headers: { ...this.#common, ...headers } });
-    this.#bytes = bytes;
+    this.bytes = bytes;
     return this.#built;
   }
 
@@ -80,13 +81,8 @@ export class RequestContext {
     for (const [name, value] of Object.entries(this.#common)) res.headers.set(name, value);
     this.#built = res;
     const length = Number(res.headers.get("content-length") ?? NaN);
-    this.#bytes = Number.isSafeInteger(length) ? length : null;
+    this.bytes = Number.isSafeInteger(length) ? length : null;
     return res;
-  }
-
-  /** The body size of the completed answer when known, else null (streamed, or not yet built). */
-  get bytes(): number | null {
-    return this.#bytes;
   }
 }
 
@@ -109,8 +105,8 @@ export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
 /** Whether this runs on Deno Deploy (it terminates TLS); the variable is read only if allowed. */
 export function onDenoDeploy(): boolean {
   const variable = "DENO_DEPLOYMENT_ID";
-  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return false;
-  return (Deno.env.get(variable) ?? "") !== "";
+  const granted = Deno.permissions.querySync({ name: "env", variable }).state === "granted";
+  return granted && !!Deno.env.get(variable);
 }
 
 // Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.
