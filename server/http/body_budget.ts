@@ -24,15 +24,15 @@ export const PUSH_OUT_PACE = 2;
 /** The Retry-After of a 503: slow bodies are cut within the grace. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** One body's share: its bytes charged, and its pace (bytes received at two marks). */
+/** One body's share: its bytes charged (`cost` each), and its pace (what it was charged at two
+ * marks). */
 export interface Place {
   readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
   readonly stop: () => void;
   readonly cost: number;
   readonly start: number;
   charged: number;
-  received: number;
-  marks: [at: number, received: number][];
+  marks: [at: number, charged: number][];
   /** Read to its end (its wait is the app's or the ingest's): never pushed out. */
   ended?: boolean;
 }
@@ -64,8 +64,8 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     let worst = 0;
     for (const place of among) {
       if (place === spare || place.ended || now - place.start < RATE_WINDOW_MS) continue;
-      const [at, received] = place.marks[0];
-      const rate = (place.received - received) * 1000 / (now - at);
+      const [at, charged] = place.marks[0];
+      const rate = (place.charged - charged) / place.cost * 1000 / (now - at);
       if (rate >= PUSH_OUT_PACE * minRate || (spare && place.charged === 0)) continue;
       const score = (place.charged + 1) / (rate + 1);
       if (score > worst) [victim, worst] = [place, score];
@@ -86,7 +86,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       while (client.places.size >= clientPlaces) if (!pushOut(client.places)) return undefined;
       while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return undefined;
       const start = clock(), marks: Place["marks"] = [[start, 0]];
-      const place: Place = { client, stop, cost, start, charged: 0, received: 0, marks };
+      const place: Place = { client, stop, cost, start, charged: 0, marks };
       clients.set(key, client);
       client.places.add(place);
       admitted.add(place);
@@ -97,11 +97,10 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
       const now = clock(), last = place.marks.at(-1)!, { client } = place, charge = n * place.cost;
-      place.received += n;
-      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.received]];
       while (client.bytes + charge > clientBytes) if (!pushOut(client.places, place)) return false;
       while (bytes + charge > memoryBytes) if (!pushOut(admitted, place)) return false;
       place.charged += charge;
+      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.charged]];
       client.bytes += charge;
       bytes += charge;
       return true;

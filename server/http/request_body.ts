@@ -107,13 +107,10 @@ export class RequestBody {
     }
     const read = this.#read();
     this.#pending = read.catch(() => {});
-    let result: ReadableStreamReadResult<Bytes>;
-    try {
-      result = await this.until(read);
-    } catch {
+    const result = await this.until(read).catch(() => {
       this.stop("client"); // a body that errors is a client gone mid-upload
       throw this.cause;
-    }
+    });
     this.#waiting = null;
     const { declared } = this;
     if (result.done) {
