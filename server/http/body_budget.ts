@@ -27,7 +27,7 @@ export const RETRY_AFTER_SECONDS = 5;
 /** One body's share: its bytes charged (`cost` each), and its pace (what it was charged at two
  * marks). */
 export interface Place {
-  readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
+  readonly client: string;
   readonly stop: () => void;
   readonly cost: number;
   readonly start: number;
@@ -46,15 +46,11 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   const clientPlaces = limits.clientLimits ? MAX_CLIENT_BODIES : MAX_BODIES;
   const clientBytes = limits.clientLimits ? memoryBytes / 2 : memoryBytes;
   const admitted = new Set<Place>();
-  const clients = new Map<string, Place["client"]>();
   let bytes = 0;
+  // A client's share is counted when needed: looking at MAX_BODIES places costs less than a read.
+  const of = (client: string) => admitted.values().filter((place) => place.client === client);
   const leave = (place: Place) => {
-    if (!admitted.delete(place)) return;
-    const { client } = place;
-    client.places.delete(place);
-    client.bytes -= place.charged;
-    bytes -= place.charged;
-    if (client.places.size === 0) clients.delete(client.key);
+    if (admitted.delete(place)) bytes -= place.charged;
   };
   // Pushes out, of `among` (at most MAX_BODIES), the body slower than PUSH_OUT_PACE with the lowest
   // rate for the bytes it holds (for bytes, to make room for `spare`'s: one that holds some).
@@ -79,16 +75,13 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   return {
     limits,
     clock,
-    /** A place for a body of client `key` whose bytes cost `cost` each, else undefined (503): its
+    /** A place for a body of `client` whose bytes cost `cost` each, else undefined (503): its
      * client's places or all are taken by bodies that keep pace. `stop`: it is pushed out. */
-    enter(key: string, stop: () => void, cost = 1): Place | undefined {
-      const client = clients.get(key) ?? { key, places: new Set(), bytes: 0 };
-      while (client.places.size >= clientPlaces) if (!pushOut(client.places)) return undefined;
-      while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return undefined;
+    enter(client: string, stop: () => void, cost = 1): Place | undefined {
+      while (of(client).toArray().length >= clientPlaces) if (!pushOut(of(client))) return;
+      while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return;
       const start = clock(), marks: Place["marks"] = [[start, 0]];
       const place: Place = { client, stop, cost, start, charged: 0, marks };
-      clients.set(key, client);
-      client.places.add(place);
       admitted.add(place);
       return place;
     },
@@ -96,13 +89,13 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
      * whole, even once slow holders are pushed out. */
     receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
-      const now = clock(), last = place.marks.at(-1)!, { client } = place, charge = n * place.cost;
-      while (client.bytes + charge > clientBytes) if (!pushOut(client.places, place)) return false;
+      const now = clock(), last = place.marks.at(-1)!, charge = n * place.cost;
+      const held = () => of(place.client).reduce((sum, { charged }) => sum + charged, charge);
+      while (held() > clientBytes) if (!pushOut(of(place.client), place)) return false;
       while (bytes + charge > memoryBytes) if (!pushOut(admitted, place)) return false;
       place.charged += charge;
-      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.charged]];
-      client.bytes += charge;
       bytes += charge;
+      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.charged]];
       return true;
     },
     /** The body is over: its place and bytes are free. */
