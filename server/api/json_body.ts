@@ -1,12 +1,7 @@
 /** `ctx.json()`: an API request's JSON body within limits every API route shares: its size and
  * nesting, and the body budget (places, bytes, pace). A client's mistake is an ApiError. */
 import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
-import {
-  contentLength,
-  FRAGMENTED_REASON,
-  RequestBody,
-  type StopCause,
-} from "../http/request_body.ts";
+import { contentLength, RequestBody, type StopCause } from "../http/request_body.ts";
 
 /** Deepest nesting of arrays and objects accepted (System.Text.Json's default): deeper JSON
  * parses, but `JSON.stringify` of it, as `Response.json` does, overflows the stack. */
@@ -48,11 +43,9 @@ export function createJsonReader(options: JsonBodyOptions) {
   const types = options.types ?? { pattern: JSON_TYPE, name: "application/json" };
   const refusal = (cause: StopCause | undefined): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
-    if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
-    const refused = refusedBody(cause, bodies.limits);
-    // Else the client broke off its upload.
-    if (refused === undefined) return new ApiError(400, "request body not received");
-    return new ApiError(refused.status, refused.reason, refused.headers);
+    const { status, reason, headers } = refusedBody(cause, bodies.limits) ??
+      { status: 400, reason: "request body not received" }; // the client broke off its upload
+    return new ApiError(status, reason, headers);
   };
 
   return async (req: Request, client: string): Promise<unknown> => {

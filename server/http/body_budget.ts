@@ -1,6 +1,7 @@
 /** What request bodies in flight may hold, the tunnel's and `ctx.json()`'s together: places (bodies
  * being read) and bytes held, per client and overall. A body is charged the bytes it has received,
  * never what it declares; when places or bytes run short, the slowest holder gives way. */
+import { FRAGMENTED_REASON } from "./request_body.ts";
 
 /** The settings' defaults. `readTimeoutMs` between reads (nginx's client_body_timeout): an uplink
  * stalls for seconds, nginx's 60 s would let a socket hold its place a minute a byte. `minRate`
@@ -110,11 +111,12 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   };
 }
 
-/** The answer to a body the budget stopped: "timeout" (behind its pace, 408) or "busy" (no room,
- * 503); else undefined. */
+/** The answer to a body stopped as "timeout" (behind its pace, 408), "busy" (no room, 503) or
+ * "fragmented" (400); else undefined. */
 export function refusedBody(cause: string | undefined, limits: BodyLimits) {
   const pace = `nothing for ${limits.readTimeoutMs} ms, or under ${limits.minRate} bytes/s`;
   if (cause === "timeout") return { status: 408, reason: `request body too slow: ${pace}` };
+  if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
   if (cause !== "busy") return undefined;
   const headers = { "retry-after": String(RETRY_AFTER_SECONDS) };
   return { status: 503, reason: "too many request bodies in flight; retry later", headers };
