@@ -57,8 +57,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   // rate for the bytes it holds (for bytes, to make room for `spare`'s: one that holds some).
   const pushOut = (among: Iterable<Place>, spare?: Place): boolean => {
     const now = clock();
-    let victim: Place | undefined;
-    let worst = 0;
+    let victim: Place | undefined, worst = 0;
     for (const place of among) {
       if (place === spare || place.ended || now - place.start < RATE_WINDOW_MS) continue;
       const [at, charged] = place.marks[0];
@@ -67,10 +66,9 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       const score = (place.charged + 1) / (rate + 1);
       if (score > worst) [victim, worst] = [place, score];
     }
-    if (victim === undefined) return false;
-    leave(victim);
-    victim.stop();
-    return true;
+    if (victim) leave(victim);
+    victim?.stop();
+    return victim !== undefined;
   };
 
   return {

@@ -26,12 +26,10 @@ export const FEEDBACK_PERMISSIONS_POLICY = SECURITY_HEADERS["permissions-policy"
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
-/** A handler inside the app, which also gets the request's context. */
+/** A handler inside the app: a {@link Handler} that also gets the request's context. */
 export type ContextHandler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  ctx: RequestContext,
-) => Response | Promise<Response>;
+  ...args: [...Parameters<Handler>, ctx: RequestContext]
+) => ReturnType<Handler>;
 
 /** A body the app's own handlers answer with. */
 export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
@@ -88,12 +86,9 @@ export class RequestContext {
 
 /** Whether the request came over HTTPS: `httpsListener`, or X-Forwarded-Proto with `trustProxy`;
  * never `req.url`'s scheme, which a client sets. Browsers ignore HSTS over HTTP. */
-export function isHttps(
-  req: Request,
-  transport: { readonly httpsListener: boolean; readonly trustProxy: boolean },
-): boolean {
-  if (transport.httpsListener) return true;
-  const proto = transport.trustProxy ? req.headers.get("x-forwarded-proto") : null;
+export function isHttps(req: Request, on: { httpsListener: boolean; trustProxy: boolean }) {
+  if (on.httpsListener) return true;
+  const proto = on.trustProxy ? req.headers.get("x-forwarded-proto") : null;
   return proto?.split(",")[0].trim().toLowerCase() === "https";
 }
 
