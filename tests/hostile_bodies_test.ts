@@ -232,11 +232,13 @@ Deno.test({
       // docs/promises.md: the bytes charged (BODY_MEMORY_BYTES, a JSON byte 4 times), a read per
       // place, Deno's read buffer per connection, and what V8 lets grow before it collects. The
       // budget's places only (no BODY_MEMORY_BYTES): 228 MiB; no budget (400 bodies): 600-950 MB.
-      const bound = (2 * BODY_DEFAULTS.memoryBytes + MAX_BODIES * 64 * 1024 +
-        CONNECTIONS * HTTP_READ_BUFFER) / MiB;
+      const bound = Math.round(
+        (2 * BODY_DEFAULTS.memoryBytes + MAX_BODIES * 64 * 1024 + CONNECTIONS * HTTP_READ_BUFFER) /
+          MiB,
+      );
       assert.ok(
         after.peak - before.rss < bound,
-        `peak ${after.peak.toFixed(1)} MiB after ${before.rss.toFixed(1)}, bound +${bound.toFixed(0)}`,
+        `peak ${after.peak.toFixed(1)} MiB after ${before.rss.toFixed(1)}, bound +${bound}`,
       );
     } finally {
       await server.stop();
