@@ -1,16 +1,15 @@
 /** `ctx.json()`: an API request's JSON body within limits every API route shares: its size and
  * nesting, and the body budget (places, bytes, pace). A client's mistake is an ApiError. */
 import { type BodyBudget, refusedBody } from "../http/body_budget.ts";
-import {
-  contentLength,
-  FRAGMENTED_REASON,
-  RequestBody,
-  type StopCause,
-} from "../http/request_body.ts";
+import { contentLength, RequestBody, type StopCause } from "../http/request_body.ts";
 
 /** Deepest nesting of arrays and objects accepted (System.Text.Json's default): deeper JSON
  * parses, but `JSON.stringify` of it, as `Response.json` does, overflows the stack. */
 export const MAX_JSON_DEPTH = 64;
+
+/** The memory a JSON body's byte costs until it is parsed: its buffer (which doubles, up to twice
+ * its bytes), the decoded string (once, if ASCII) and the parsed value (about once). */
+export const JSON_COST = 4;
 
 /** A client's mistake that an API handler's helper refuses: answered as JSON, not reported. */
 export class ApiError extends Error {
@@ -44,11 +43,9 @@ export function createJsonReader(options: JsonBodyOptions) {
   const types = options.types ?? { pattern: JSON_TYPE, name: "application/json" };
   const refusal = (cause: StopCause | undefined): ApiError => {
     if (cause === "too-large") return new ApiError(413, `body larger than ${limit} bytes`);
-    if (cause === "fragmented") return new ApiError(400, FRAGMENTED_REASON);
-    const refused = refusedBody(cause, bodies.limits);
-    // Else the client broke off its upload.
-    if (refused === undefined) return new ApiError(400, "request body not received");
-    return new ApiError(refused.status, refused.reason, refused.headers);
+    const { status, reason, headers } = refusedBody(cause, bodies.limits) ??
+      { status: 400, reason: "request body not received" }; // the client broke off its upload
+    return new ApiError(status, reason, headers);
   };
 
   return async (req: Request, client: string): Promise<unknown> => {
@@ -57,23 +54,19 @@ export function createJsonReader(options: JsonBodyOptions) {
     }
     const declared = contentLength(req.headers);
     if (declared !== null && declared > limit) throw refusal("too-large");
-    const body = new RequestBody(req, declared, limit, 0, bodies, client);
-    let bytes: Uint8Array;
+    // Its place is held until it is parsed: what the handler keeps of it is the handler's.
+    const body = new RequestBody(req, declared, limit, 0, bodies, client, JSON_COST);
     try {
-      bytes = await body.bytes();
-    } catch {
-      throw refusal(body.cause);
+      const bytes = await body.bytes().catch(() => Promise.reject(refusal(body.cause)));
+      if (bytes.byteLength === 0) throw new ApiError(400, "empty body, expected JSON");
+      if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
+        throw new ApiError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+      return JSON.parse(utf8.decode(bytes));
+    } catch (error) {
+      throw error instanceof ApiError ? error : new ApiError(400, "malformed JSON body");
     } finally {
       body.release();
-    }
-    if (bytes.byteLength === 0) throw new ApiError(400, "empty body, expected JSON");
-    if (nestedDeeperThan(bytes, MAX_JSON_DEPTH)) {
-      throw new ApiError(400, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    try {
-      return JSON.parse(utf8.decode(bytes));
-    } catch {
-      throw new ApiError(400, "malformed JSON body");
     }
   };
 }

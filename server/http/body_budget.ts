@@ -1,6 +1,7 @@
 /** What request bodies in flight may hold, the tunnel's and `ctx.json()`'s together: places (bodies
- * being read) and bytes, per client and overall. Bytes cost memory, an idle socket does not: a
- * newcomer pushes out a stalled body rather than be refused behind it. */
+ * being read) and bytes held, per client and overall. A body is charged the bytes it has received,
+ * never what it declares; when places or bytes run short, the slowest holder gives way. */
+import { FRAGMENTED_REASON } from "./request_body.ts";
 
 /** The settings' defaults. `readTimeoutMs` between reads (nginx's client_body_timeout): an uplink
  * stalls for seconds, nginx's 60 s would let a socket hold its place a minute a byte. `minRate`
@@ -16,19 +17,24 @@ export type BodyLimits = typeof BODY_DEFAULTS & { readonly clientLimits: boolean
 export const MAX_BODIES = 100;
 /** A browser opens 6 connections per origin: 8 leave a tab room, and 12 clients fill the 100. */
 export const MAX_CLIENT_BODIES = 8;
-/** A body this far behind the minimum rate is stalled, not starting: a newcomer may push it out. */
-export const STALLED_MS = 1_000;
-/** The Retry-After of a 503: stalled bodies are cut within the grace. */
+/** A body's pace is measured over its last 1-2 such windows; a younger body is never pushed out. */
+export const RATE_WINDOW_MS = 1_000;
+/** A body recently under this many times the minimum rate may be pushed out when places or bytes
+ * run short: it would hold them at least half the longest a body may; 1.5 Mbit/s is 23 times. */
+export const PUSH_OUT_PACE = 2;
+/** The Retry-After of a 503: slow bodies are cut within the grace. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** One body's share: when it began to be read, the bytes it received and was charged. */
+/** One body's share: its bytes charged (`cost` each), and its pace (what it was charged at two
+ * marks). */
 export interface Place {
-  readonly client: { readonly key: string; readonly places: Set<Place>; bytes: number };
-  readonly stall: () => void;
+  readonly client: string;
+  readonly stop: () => void;
+  readonly cost: number;
   readonly start: number;
-  received: number;
   charged: number;
-  /** Read to its end (its wait is the app's or the ingest's): never stalled. */
+  marks: [at: number, charged: number][];
+  /** Read to its end (its wait is the app's or the ingest's): never pushed out. */
   ended?: boolean;
 }
 
@@ -41,60 +47,54 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   const clientPlaces = limits.clientLimits ? MAX_CLIENT_BODIES : MAX_BODIES;
   const clientBytes = limits.clientLimits ? memoryBytes / 2 : memoryBytes;
   const admitted = new Set<Place>();
-  const clients = new Map<string, Place["client"]>();
   let bytes = 0;
+  // A client's share is counted when needed: looking at MAX_BODIES places costs less than a read.
+  const of = (client: string) => admitted.values().filter((place) => place.client === client);
   const leave = (place: Place) => {
-    if (!admitted.delete(place)) return;
-    const { client } = place;
-    client.places.delete(place);
-    client.bytes -= place.charged;
-    bytes -= place.charged;
-    if (client.places.size === 0) clients.delete(client.key);
+    if (admitted.delete(place)) bytes -= place.charged;
   };
-  // Ends the most stalled of `among` (at most MAX_BODIES looked at); false if none is stalled.
-  const pushOut = (among: Iterable<Place>): boolean => {
+  // Pushes out, of `among` (at most MAX_BODIES), the body slower than PUSH_OUT_PACE with the lowest
+  // rate for the bytes it holds (for bytes, to make room for `spare`'s: one that holds some).
+  const pushOut = (among: Iterable<Place>, spare?: Place): boolean => {
     const now = clock();
-    let victim: Place | undefined;
-    let most = STALLED_MS;
+    let victim: Place | undefined, worst = 0;
     for (const place of among) {
-      const lag = now - place.start - place.received * 1000 / minRate;
-      if (!place.ended && lag > most) [victim, most] = [place, lag];
+      if (place === spare || place.ended || now - place.start < RATE_WINDOW_MS) continue;
+      const [at, charged] = place.marks[0];
+      const rate = (place.charged - charged) / place.cost * 1000 / (now - at);
+      if (rate >= PUSH_OUT_PACE * minRate || (spare && place.charged === 0)) continue;
+      const score = (place.charged + 1) / (rate + 1);
+      if (score > worst) [victim, worst] = [place, score];
     }
-    if (victim === undefined) return false;
-    leave(victim);
-    victim.stall();
-    return true;
+    if (victim) leave(victim);
+    victim?.stop();
+    return victim !== undefined;
   };
 
   return {
     limits,
     clock,
-    /** A place for a body of client `key` reserving `need` bytes (its length), else undefined
-     * (503): its client's share or the whole is taken, with no stalled body to push out. */
-    enter(key: string, need: number, stall: () => void): Place | undefined {
-      const client = clients.get(key) ?? { key, places: new Set(), bytes: 0 };
-      while (client.places.size >= clientPlaces || client.bytes + need > clientBytes) {
-        if (!pushOut(client.places)) return undefined;
-      }
-      while (admitted.size >= MAX_BODIES || bytes + need > memoryBytes) {
-        if (!pushOut(admitted)) return undefined;
-      }
-      const place: Place = { client, stall, start: clock(), received: 0, charged: need };
-      clients.set(key, client);
-      client.places.add(place);
+    /** A place for a body of `client` whose bytes cost `cost` each, else undefined (503): its
+     * client's places or all are taken by bodies that keep pace. `stop`: it is pushed out. */
+    enter(client: string, stop: () => void, cost = 1): Place | undefined {
+      while (of(client).toArray().length >= clientPlaces) if (!pushOut(of(client))) return;
+      while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return;
+      const start = clock(), marks: Place["marks"] = [[start, 0]];
+      const place: Place = { client, stop, cost, start, charged: 0, marks };
       admitted.add(place);
-      client.bytes += need;
-      bytes += need;
       return place;
     },
-    /** Count `n` bytes received; false (503) if, beyond what was reserved, they do not fit. */
+    /** Charge `n` bytes received; false (503) if they do not fit in its client's share or the
+     * whole, even once slow holders are pushed out. */
     receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
-      const extra = (place.received += n) - place.charged;
-      if (extra <= 0) return true;
-      const { client } = place;
-      if (client.bytes + extra > clientBytes || bytes + extra > memoryBytes) return false;
-      [place.charged, client.bytes, bytes] = [place.received, client.bytes + extra, bytes + extra];
+      const now = clock(), last = place.marks.at(-1)!, charge = n * place.cost;
+      const held = () => of(place.client).reduce((sum, { charged }) => sum + charged, charge);
+      while (held() > clientBytes) if (!pushOut(of(place.client), place)) return false;
+      while (bytes + charge > memoryBytes) if (!pushOut(admitted, place)) return false;
+      place.charged += charge;
+      bytes += charge;
+      if (now - last[0] >= RATE_WINDOW_MS) place.marks = [last, [now, place.charged]];
       return true;
     },
     /** The body is over: its place and bytes are free. */
@@ -109,11 +109,12 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   };
 }
 
-/** The answer to a body the budget stopped: "timeout" (behind its pace, 408) or "busy" (no room,
- * 503); else undefined. */
+/** The answer to a body stopped as "timeout" (behind its pace, 408), "busy" (no room, 503) or
+ * "fragmented" (400); else undefined. */
 export function refusedBody(cause: string | undefined, limits: BodyLimits) {
   const pace = `nothing for ${limits.readTimeoutMs} ms, or under ${limits.minRate} bytes/s`;
   if (cause === "timeout") return { status: 408, reason: `request body too slow: ${pace}` };
+  if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
   if (cause !== "busy") return undefined;
   const headers = { "retry-after": String(RETRY_AFTER_SECONDS) };
   return { status: 503, reason: "too many request bodies in flight; retry later", headers };

@@ -26,12 +26,10 @@ export const FEEDBACK_PERMISSIONS_POLICY = SECURITY_HEADERS["permissions-policy"
 /** A request handler, as `Deno.serve` calls it. */
 export type Handler = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
-/** A handler inside the app, which also gets the request's context. */
+/** A handler inside the app: a {@link Handler} that also gets the request's context. */
 export type ContextHandler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  ctx: RequestContext,
-) => Response | Promise<Response>;
+  ...args: [...Parameters<Handler>, ctx: RequestContext]
+) => ReturnType<Handler>;
 
 /** A body the app's own handlers answer with. */
 export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
@@ -40,7 +38,8 @@ export type AnswerBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | 
 export class RequestContext {
   readonly #common: Record<string, string>;
   #built: Response | undefined;
-  #bytes: number | null = null;
+  /** The body size of the completed answer when known, else null (streamed, or not yet built). */
+  bytes: number | null = null;
   /** Why the request was refused, if it was, by what refused it: counted, not logged alone. */
   refused: Refusal | undefined;
 
@@ -65,7 +64,7 @@ export class RequestContext {
     bytes: number | null = body instanceof Uint8Array ? body.length : null,
   ): Response {
     this.#built = new Response(body, { status, headers: { ...this.#common, ...headers } });
-    this.#bytes = bytes;
+    this.bytes = bytes;
     return this.#built;
   }
 
@@ -80,24 +79,16 @@ export class RequestContext {
     for (const [name, value] of Object.entries(this.#common)) res.headers.set(name, value);
     this.#built = res;
     const length = Number(res.headers.get("content-length") ?? NaN);
-    this.#bytes = Number.isSafeInteger(length) ? length : null;
+    this.bytes = Number.isSafeInteger(length) ? length : null;
     return res;
-  }
-
-  /** The body size of the completed answer when known, else null (streamed, or not yet built). */
-  get bytes(): number | null {
-    return this.#bytes;
   }
 }
 
 /** Whether the request came over HTTPS: `httpsListener`, or X-Forwarded-Proto with `trustProxy`;
  * never `req.url`'s scheme, which a client sets. Browsers ignore HSTS over HTTP. */
-export function isHttps(
-  req: Request,
-  transport: { readonly httpsListener: boolean; readonly trustProxy: boolean },
-): boolean {
-  if (transport.httpsListener) return true;
-  const proto = transport.trustProxy ? req.headers.get("x-forwarded-proto") : null;
+export function isHttps(req: Request, on: { httpsListener: boolean; trustProxy: boolean }) {
+  if (on.httpsListener) return true;
+  const proto = on.trustProxy ? req.headers.get("x-forwarded-proto") : null;
   return proto?.split(",")[0].trim().toLowerCase() === "https";
 }
 
@@ -109,8 +100,8 @@ export function hstsDue(options: { https: boolean; hsts: HstsMode }): boolean {
 /** Whether this runs on Deno Deploy (it terminates TLS); the variable is read only if allowed. */
 export function onDenoDeploy(): boolean {
   const variable = "DENO_DEPLOYMENT_ID";
-  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return false;
-  return (Deno.env.get(variable) ?? "") !== "";
+  const granted = Deno.permissions.querySync({ name: "env", variable }).state === "granted";
+  return granted && !!Deno.env.get(variable);
 }
 
 // Accept a caller's id (from a proxy or load balancer) only if it is short and harmless.

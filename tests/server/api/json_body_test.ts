@@ -98,7 +98,7 @@ Deno.test("ctx.json(): the body as JSON, declared or chunked; each mistake its o
 
 Deno.test("ctx.json(): a client past its places is a 503 with Retry-After; a stalled body a 408", async () => {
   // Bodies stalled 100 ms (half the read timeout: the grace) are cut; one client holds 8 places.
-  const limits = { readTimeoutMs: 200, minRate: 8192, memoryBytes: 1_000_000 };
+  const limits = { readTimeoutMs: 200, minRate: 8192, memoryBytes: 4_000_000 };
   const bodies = createBodyBudget({ ...limits, clientLimits: true });
   const shared = createJsonReader({ maxBodyBytes: 900_000, bodies });
   const held = Array.from({ length: MAX_CLIENT_BODIES }, () => shared(stalled(), "a"));
@@ -112,7 +112,7 @@ Deno.test("ctx.json(): a client past its places is a 503 with Retry-After; a sta
     assert.equal(timedOut.status, 408);
     assert.match(timedOut.message, /too slow: nothing for 200 ms, or under 8192 bytes\/s/);
   }
-  // Their places came back; a body larger than a client's half of the memory is refused...
+  // Their places came back; a body costing more than a client's half (4 per byte) is refused...
   assert.deepEqual(await shared(post([encode("[3]")]), "a"), [3]);
   const large = post([encode(" ".repeat(600_000) + "4")], { "content-length": "600001" });
   assert.equal((await refusal(shared(large, "a"))).status, 503);

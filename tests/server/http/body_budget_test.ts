@@ -4,21 +4,24 @@ import {
   createBodyBudget,
   MAX_BODIES,
   MAX_CLIENT_BODIES,
+  PUSH_OUT_PACE,
+  RATE_WINDOW_MS,
   refusedBody,
-  STALLED_MS,
 } from "../../../server/http/body_budget.ts";
 
 const limits = { ...BODY_DEFAULTS, clientLimits: true };
 
-/** A budget on a clock the test moves, and the names of the bodies it stalled. */
+/** A budget on a clock the test moves, and the names of the bodies it pushed out. */
 function budgetAt(memoryBytes = BODY_DEFAULTS.memoryBytes, clientLimits = true) {
   let now = 0;
-  const stalled: string[] = [];
+  const pushed: string[] = [];
   const budget = createBodyBudget({ ...limits, memoryBytes, clientLimits }, () => now);
-  const enter = (key: string, need = 0, name = key) =>
-    budget.enter(key, need, () => stalled.push(name));
-  return { budget, enter, stalled, advance: (ms: number) => now += ms };
+  const enter = (key: string, name = key, cost = 1) =>
+    budget.enter(key, () => pushed.push(name), cost);
+  return { budget, enter, pushed, advance: (ms: number) => now += ms };
 }
+
+const { minRate } = limits;
 
 Deno.test("deadline: the read timeout while a read waits, else the minimum rate past the grace", () => {
   const { budget, enter } = budgetAt();
@@ -36,80 +39,100 @@ Deno.test("deadline: the read timeout while a read waits, else the minimum rate 
   assert.ok(budget.deadline(place, 1, null) < 10_000);
 });
 
-Deno.test("budget: a client past its places is refused unless one of its bodies is stalled", () => {
-  const { enter, stalled, advance } = budgetAt();
-  for (let i = 0; i < MAX_CLIENT_BODIES; i++) assert.ok(enter("a", 0, `a${i}`));
-  assert.equal(enter("a"), undefined);
+Deno.test("budget: a client past its places pushes out its slowest body, never a young one", () => {
+  const { budget, enter, pushed, advance } = budgetAt();
+  const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", `a${i}`)!);
+  assert.equal(enter("a"), undefined, "all younger than RATE_WINDOW_MS");
   // Another client is not held up by them.
   assert.ok(enter("b"));
-  // Past STALLED_MS without a byte, the most stalled of a's bodies gives way, one per newcomer.
-  advance(STALLED_MS + 1);
-  assert.ok(enter("a", 0, "new"));
-  assert.deepEqual(stalled, ["a0"]);
+  // Past RATE_WINDOW_MS, the one with the lowest rate for what it holds gives way.
+  for (const place of places) budget.receive(place, 4000);
+  for (let s = 0; s < 2; s++) {
+    advance(RATE_WINDOW_MS);
+    places.forEach((place, i) => budget.receive(place, i === 3 ? 500 : 2000));
+  }
+  assert.ok(enter("a", "new"));
+  assert.deepEqual(pushed, ["a3"]);
 });
 
-Deno.test("budget: a body read to its end is never pushed out, however long its answer takes", () => {
-  const { enter, stalled, advance } = budgetAt();
-  const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", 0, `a${i}`)!);
-  for (const place of places) place.ended = true;
-  advance(60_000);
+Deno.test("budget: a body read to its end, or keeping twice the minimum rate, is not pushed out", () => {
+  const { budget, enter, pushed, advance } = budgetAt();
+  const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", `a${i}`)!);
+  places[0].ended = true;
+  for (let s = 0; s < 60; s++) {
+    advance(1000);
+    for (const place of places.slice(1)) assert.ok(budget.receive(place, PUSH_OUT_PACE * minRate));
+  }
   assert.equal(enter("a"), undefined);
-  assert.deepEqual(stalled, []);
+  assert.deepEqual(pushed, []);
 });
 
-Deno.test("budget: a body that keeps up with the minimum rate is not pushed out", () => {
-  const { budget, enter, stalled, advance } = budgetAt();
-  const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", 0, `a${i}`)!);
-  advance(10_000);
-  for (const place of places) assert.ok(budget.receive(place, 10 * limits.minRate));
-  assert.equal(enter("a"), undefined);
-  assert.deepEqual(stalled, []);
-});
-
-Deno.test("budget: past MAX_BODIES a newcomer pushes out a stalled body, else is refused", () => {
-  const { budget, enter, stalled, advance } = budgetAt(BODY_DEFAULTS.memoryBytes, false);
+Deno.test("budget: past MAX_BODIES a newcomer pushes out a slow body, else is refused", () => {
+  const { budget, enter, pushed, advance } = budgetAt(BODY_DEFAULTS.memoryBytes, false);
   const first = Array.from({ length: MAX_BODIES }, (_, i) => enter(String(i))!);
   assert.equal(enter("x"), undefined);
   budget.leave(first[0]);
   budget.leave(first[0]); // a second leave gives nothing back
   assert.ok(enter("x"));
   assert.equal(enter("y"), undefined);
-  advance(STALLED_MS + 1);
-  budget.receive(first[1], 100 * limits.minRate); // far ahead of the rate: the others go first
+  advance(RATE_WINDOW_MS);
+  // All fast, but one, which holds as much and sends nothing more.
+  for (const place of first.slice(1)) budget.receive(place, 10 * minRate);
+  advance(RATE_WINDOW_MS);
+  for (const place of first.slice(1)) budget.receive(place, place === first[2] ? 0 : 10 * minRate);
   assert.ok(enter("y"));
-  assert.deepEqual(stalled, ["2"]);
+  assert.deepEqual(pushed, ["2"]);
 });
 
-Deno.test("budget: bytes are charged as they arrive, per client (half) and overall", () => {
+Deno.test("budget: bytes are charged as they arrive (times their cost), per client (half) and overall", () => {
   const { budget, enter } = budgetAt(1000);
-  // A declared body reserves its length; its bytes up to it cost nothing more.
-  const a = enter("a", 400)!;
-  assert.ok(budget.receive(a, 400));
-  assert.equal(enter("a", 101), undefined, "over a's half of 1000");
-  const b = enter("b", 0)!;
+  const a = enter("a", "a", 4)!;
+  assert.ok(budget.receive(a, 100));
+  assert.equal(budget.receive(a, 26), false, "over a's half of 1000");
+  const b = enter("b")!;
   assert.ok(budget.receive(b, 500));
   assert.equal(budget.receive(b, 1), false, "over b's half");
-  const c = enter("c", 0)!;
-  assert.equal(budget.receive(c, 101), false, "over the whole 1000");
+  const c = enter("c")!;
+  assert.equal(budget.receive(c, 101), false, "over the whole 1000, none slow to push out");
   // What a body held comes back when it leaves.
   budget.leave(a);
   assert.ok(budget.receive(enter("d")!, 400));
   // Per-client limits off: one client may hold it all.
   const open = budgetAt(1000, false);
-  assert.ok(open.budget.receive(open.enter("a", 600)!, 900));
+  assert.ok(open.budget.receive(open.enter("a")!, 1000));
+});
+
+Deno.test("budget: a body that sent much, then trickles, gives its bytes to a newcomer", () => {
+  // The review's attack, its worst form: 2 addresses x 2 bodies send almost 16 MiB at once,
+  // then keep the minimum rate: the 64 MiB are taken, and a third address's 128 KiB must fit.
+  const { budget, enter, pushed, advance } = budgetAt();
+  const hogs = ["a", "a", "b", "b"].map((key, i) => enter(key, `${key}${i}`)!);
+  for (const hog of hogs) assert.ok(budget.receive(hog, (16 << 20) - 4 * minRate));
+  const [honest, need] = [enter("c")!, 16 * minRate + 1]; // what is left free, and a byte
+  assert.equal(budget.receive(honest, need), false, "young bodies are not pushed out");
+  for (let s = 0; s < 3; s++) {
+    advance(1000);
+    hogs.forEach((hog, i) => assert.ok(budget.receive(hog, minRate - i))); // the last, slowest
+  }
+  assert.ok(budget.receive(honest, need));
+  assert.deepEqual(pushed, ["b3"]);
 });
 
 Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, whatever the load", () => {
-  // Counted through the places: the stalled-body search reads each one's `received` once.
+  // Counted through the places: the push-out search reads each one's marks once.
   let looks = 0;
-  const budget = createBodyBudget({ ...limits, clientLimits: false }, () => 0);
+  let now = 0;
+  const budget = createBodyBudget({ ...limits, clientLimits: false }, () => now);
   for (let i = 0; i < MAX_BODIES; i++) {
-    const place = budget.enter(String(i), 0, () => {})!;
-    Object.defineProperty(place, "received", { get: () => (looks++, 0) });
+    const place = budget.enter(String(i), () => {})!;
+    budget.receive(place, minRate * 10);
+    const { marks } = place;
+    Object.defineProperty(place, "marks", { get: () => (looks++, marks) });
   }
-  // The worst case: the places are full and nothing is stalled, so each newcomer looks at all.
+  now += RATE_WINDOW_MS;
+  // The worst case: the places are full and all keep pace, so each newcomer looks at all.
   const n = 5_000;
-  for (let i = 0; i < n; i++) assert.equal(budget.enter(`x${i}`, 0, () => {}), undefined);
+  for (let i = 0; i < n; i++) assert.equal(budget.enter(`x${i}`, () => {}), undefined);
   assert.equal(looks, n * MAX_BODIES);
 });
 
