@@ -137,7 +137,6 @@ export function configuredTunnel(
     dsnRateLimit: config.tunnelDsnRateLimit,
     delivery,
     bodies,
-    log: () => {}, // the request's context carries each refusal to serveRoutes' count
   });
 }
 

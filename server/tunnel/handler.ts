@@ -1,7 +1,7 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
  * names a configured DSN; then it is read whole and handed to the delivery queue, for that DSN's
  * URL only, and answered 200 as Sentry would. Client faults, the ingest's rate limits and a full
- * queue are 4xx/503 answers and a log; anything else is a bug, thrown for a 500 and report. */
+ * queue are 4xx/503 answers, counted by the app; anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { itemTypes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import type { DeliveryQueue } from "../delivery/queue.ts";
@@ -45,25 +45,15 @@ export interface TunnelOptions {
   readonly clock?: () => number;
   /** The server's budget for bodies in flight, shared with `ctx.json()`. */
   readonly bodies: BodyBudget;
-  /** Receives one record per refused or failed envelope, with the request's id if known. */
-  readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
 
-/** Why one envelope was not delivered; the app writes it to the request log. */
-export interface TunnelRecord {
-  readonly msg: "tunnel";
-  /** The one-line reason the client was given. */
-  readonly reason: string;
-  readonly status: number;
-  /** Body size: declared by Content-Length, else as far as it was read. */
-  readonly bytes: number;
-}
-
-/** A request handler as `Deno.serve` calls it; the app also passes the request's id. */
+/** A request handler as `Deno.serve` calls it; a refusal's reason and body size (declared, else
+ * as far as it was read) go into `ctx.refused`, which the app counts per client and reason
+ * (server/http/refusal_log.ts). */
 export type TunnelHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo,
-  ctx?: { readonly requestId?: string; refused?: { reason: string; bytes?: number } },
+  ctx?: { refused?: { reason: string; bytes?: number } },
 ) => Promise<Response>;
 
 /** Bodies up to this size with a Content-Length are read by Deno in one buffer; larger or chunked
@@ -118,13 +108,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   }
 
   return async function tunnelEnvelope(req, info, ctx) {
-    const log = (status: number, reason: string, bytes: number) => {
-      // The app counts it per client and reason (server/http/refusal_log.ts).
-      if (ctx) ctx.refused = { reason, bytes };
-      options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
-    };
     const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
-      log(status, reason, bytes);
+      if (ctx) ctx.refused = { reason, bytes };
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });
     };
     const declared = contentLength(req.headers);
