@@ -76,14 +76,18 @@ export function overBudget(retryAfterSeconds: number): Rejection {
   };
 }
 
+/** The longest User-Agent passed on: real browsers' are under 300 characters, and a client's
+ * 400 KB one would otherwise sit in the delivery queue beside each of its envelopes. */
+export const MAX_USER_AGENT_CHARS = 512;
+
 /** Headers for the ingest: the envelope type, and the client's encoding, address (if known; see
- * `clientAddress` in server/http/client_address.ts) and agent. */
+ * `clientAddress` in server/http/client_address.ts) and agent (cut). */
 export function upstreamHeaders(headers: Headers, clientIp: string) {
   const out: Record<string, string> = { "content-type": "application/x-sentry-envelope" };
   const encoding = headers.get("content-encoding");
   if (encoding !== null) out["content-encoding"] = encoding;
   if (clientIp !== "") out["x-sentry-forwarded-for"] = clientIp;
   const userAgent = headers.get("user-agent");
-  if (userAgent !== null) out["user-agent"] = userAgent;
+  if (userAgent !== null) out["user-agent"] = userAgent.slice(0, MAX_USER_AGENT_CHARS);
   return out;
 }
