@@ -10,7 +10,7 @@ import {
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
 import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
-import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
+import { createDsnBudget, createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
 import { createBodyBudget } from "./http/body_budget.ts";
 import { createCspReportHandler } from "./tunnel/csp_reports.ts";
 import { cspReports } from "./page/csp.ts";
@@ -64,12 +64,16 @@ export function createApp(deps: AppDeps): Handler {
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, deps.delivery, bodies) }));
+  const dsnBudget = configuredDsnBudget(config);
+  add(
+    config.tunnelPath,
+    route({ POST: configuredTunnel(config, deps.delivery, bodies, dsnBudget) }),
+  );
   const csp = cspReports(config, deps.release);
   if (csp && deps.delivery) {
     const key = config.tunnelAllowedDsns[0].publicKey; // the app's own DSN comes first
     const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit, bodies };
-    const options = { ...csp, ...limits, key, delivery: deps.delivery };
+    const options = { ...csp, ...limits, key, delivery: deps.delivery, dsnBudget };
     add(csp.path, route({ POST: createCspReportHandler(options) }));
   }
   const apiOptions = {
@@ -128,16 +132,23 @@ export function configuredTunnel(
   config: Config,
   delivery: AppDeps["delivery"],
   bodies = createBodyBudget(config.bodies),
+  dsnBudget = configuredDsnBudget(config),
 ) {
   return createTunnelHandler({
     allowedDsns: config.tunnelAllowedDsns,
     maxBodyBytes: config.tunnelMaxBodyBytes,
     trustProxy: config.trustProxy,
     rateLimit: config.tunnelRateLimit,
-    dsnRateLimit: config.tunnelDsnRateLimit,
+    dsnBudget,
     delivery,
     bodies,
   });
+}
+
+// TUNNEL_RATE_LIMIT=0 turns it off with the per-client limit (load tests, one trusted client).
+function configuredDsnBudget(config: Config) {
+  const { tunnelRateLimit, tunnelDsnRateLimit } = config;
+  return tunnelRateLimit && tunnelDsnRateLimit ? createDsnBudget(tunnelDsnRateLimit) : undefined;
 }
 
 type LogLine = (line: string) => void;

@@ -6,6 +6,7 @@ import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import type { DeliveryQueue } from "../delivery/queue.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { rateLimited, upstreamHeaders } from "./policy.ts";
+import type { DsnBudget } from "./handler.ts";
 
 /** A report is about 1 KB; Chromium's Reporting API sends a page's reports as one array. */
 export const CSP_REPORT_MAX_BYTES = 64 * 1024;
@@ -17,7 +18,8 @@ const types = {
 };
 
 /** Build the handler: `target` is the security endpoint, `rateLimit` TUNNEL_RATE_LIMIT's reports
- * per client per minute (a bucket of their own, so reports never spend the envelopes' budget). */
+ * per client per minute (a bucket of their own, so reports never spend a client's envelopes), and
+ * `dsnBudget` the tunnel's overall one, which they do share. */
 export function createCspReportHandler(
   options: {
     target: string;
@@ -27,6 +29,7 @@ export function createCspReportHandler(
     /** The app's own DSN's public key: its rate limits are the reports' too. */
     key: string;
     delivery: Pick<DeliveryQueue, "enqueue">;
+    dsnBudget?: DsnBudget;
   },
 ) {
   const limiter = options.rateLimit > 0 && createRateLimiter({ limit: options.rateLimit });
@@ -51,9 +54,11 @@ export function createCspReportHandler(
     const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
     const { target: url, key, delivery } = options;
-    const queued = delivery.enqueue({ url, body, headers, key, itemTypes: [] });
-    return queued.status === 200
-      ? new Response(null, { status: 204 })
-      : answer(queued.status, queued.reason, queued.headers);
+    // The item type of Sentry's "security" category: its rate limit holds reports.
+    const queued = options.dsnBudget?.(key) ??
+      delivery.enqueue({ url, body, headers, key, itemTypes: ["raw_security"] });
+    return "reason" in queued
+      ? answer(queued.status, queued.reason, queued.headers)
+      : new Response(null, { status: 204 });
   };
 }

@@ -34,14 +34,13 @@ export interface TunnelOptions {
   readonly maxBodyBytes: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: TrustProxy;
-  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share), and
-   * no overall one. */
+  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
   readonly rateLimit?: number;
-  /** Envelopes per DSN per minute from all clients together; 0 or absent: none. */
-  readonly dsnRateLimit?: number;
+  /** The overall budget per DSN (createDsnBudget), shared with CSP reports; absent: none. */
+  readonly dsnBudget?: DsnBudget;
   /** Where accepted envelopes go (required while any DSN is allowed). */
   readonly delivery?: Pick<DeliveryQueue, "enqueue">;
-  /** Milliseconds on a monotonic clock, for the rate limits (tests pass their own). */
+  /** Milliseconds on a monotonic clock, for the per-client limit (tests pass their own). */
   readonly clock?: () => number;
   /** The server's budget for bodies in flight, shared with `ctx.json()`. */
   readonly bodies: BodyBudget;
@@ -62,16 +61,25 @@ export const SMALL_BODY_BYTES = 64 * 1024;
 
 const TEXT = "text/plain; charset=utf-8";
 
+/** Spends one of a DSN key's forwards; the 429 once they are spent. */
+export type DsnBudget = (key: string) => Rejection | undefined;
+
+/** `limit` forwards per DSN per minute from all clients together, so that no set of client
+ * addresses spends more of the quota; keyed by configured DSNs' keys only (checked first). */
+export function createDsnBudget(limit: number, clock = () => performance.now()): DsnBudget {
+  const limiter = createRateLimiter({ limit });
+  return (key) => {
+    const spent = limiter.take(key, clock());
+    return spent.allowed ? undefined : overBudget(spent.retryAfterSeconds);
+  };
+}
+
 /** Build the tunnel handler. */
 export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   const { allowedDsns, maxBodyBytes, bodies } = options;
   const clock = options.clock ?? (() => performance.now());
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  // Keyed by configured DSNs' keys only; off with the per-client limit.
-  const dsnBudget = limiter && options.dsnRateLimit
-    ? createRateLimiter({ limit: options.dsnRateLimit })
-    : undefined;
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN and the limits, read the rest and queue it. */
@@ -95,8 +103,8 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const [url, bytes, key] = [envelopeUrls.get(dsn)!, raw.bytes(), dsn.publicKey];
     // A compressed body's items are not decoded: only a limit on every category holds it.
     const types = encoding === null ? itemTypes(bytes) : [];
-    const spent = dsnBudget?.take(key, clock());
-    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
+    const spent = options.dsnBudget?.(key);
+    if (spent !== undefined) return spent;
     const decision = options.delivery!.enqueue({
       url,
       body: bytes,

@@ -4,18 +4,21 @@ import {
   CSP_REPORT_MAX_BYTES,
 } from "../../../server/tunnel/csp_reports.ts";
 import type { Decision, Outgoing } from "../../../server/delivery/queue.ts";
+import { categoriesOf } from "../../../server/delivery/outcome.ts";
+import { createDsnBudget, type DsnBudget } from "../../../server/tunnel/handler.ts";
 import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const TARGET = "https://ingest.example/api/1/security/?sentry_key=k";
 const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
 
 /** The handler on a real socket, with a forward that records what it was given. */
-function serve(options: { rateLimit?: number; answer?: () => Decision } = {}) {
-  const forwarded: { url: string; body: unknown; headers: Record<string, string>; key: string }[] =
-    [];
+function serve(
+  options: { rateLimit?: number; answer?: () => Decision; dsnBudget?: DsnBudget } = {},
+) {
+  const forwarded: (Omit<Outgoing, "body"> & { body: unknown })[] = [];
   const delivery = {
-    enqueue: ({ url, body, headers, key }: Outgoing): Decision => {
-      forwarded.push({ url, body: JSON.parse(new TextDecoder().decode(body)), headers, key });
+    enqueue: (e: Outgoing): Decision => {
+      forwarded.push({ ...e, body: JSON.parse(new TextDecoder().decode(e.body)) });
       return options.answer?.() ?? { status: 200 };
     },
   };
@@ -26,6 +29,7 @@ function serve(options: { rateLimit?: number; answer?: () => Decision } = {}) {
     bodies: defaultBodies(),
     key: "k",
     delivery,
+    dsnBudget: options.dsnBudget,
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
   const post = async (body: BodyInit, type: string) => {
@@ -50,6 +54,20 @@ Deno.test("CSP reports: both content types are forwarded to the security endpoin
     [TARGET, batch, "application/reports+json"],
   ]);
   assert.equal(s.forwarded[0].headers["x-sentry-forwarded-for"], "127.0.0.1");
+  // Sentry's "security" category: an ingest's limit on it alone holds reports back.
+  for (const { itemTypes } of s.forwarded) assert.deepEqual(categoriesOf(itemTypes), ["security"]);
+});
+
+Deno.test("CSP reports: the DSN's overall budget (the tunnel's) answers 429, nothing queued", async () => {
+  const budget = createDsnBudget(2, () => 0);
+  assert.equal(budget("k"), undefined, "an envelope of the tunnel spends one");
+  await using s = serve({ dsnBudget: budget });
+  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 204);
+  const res = await s.post(JSON.stringify(REPORT), "application/csp-report");
+  assert.equal(res.status, 429);
+  assert.match(res.text, /too many envelopes for this DSN/);
+  assert.match(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
+  assert.equal(s.forwarded.length, 1);
 });
 
 Deno.test("CSP reports: bad input is a 4xx with a one-line reason, and nothing is forwarded", async () => {
