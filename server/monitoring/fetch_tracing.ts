@@ -1,8 +1,7 @@
 /** Outgoing `fetch` continues the request's trace: an `http.client` span for each fetch made while
- * a request is handled, and trace headers only to the SDK's `tracePropagationTargets` (with the
- * app's own hosts, from configuration: sentry.ts), redirects included. @sentry/deno 10.75.2 traces
- * no fetch (getsentry/sentry-javascript#23891, fixed by #24121 after it): delete this file when
- * its defaults do (its test fails then). */
+ * a request is handled, trace headers only to `tracePropagationTargets` (sentry.ts), redirects
+ * included. @sentry/deno 10.75.2 traces no fetch (getsentry/sentry-javascript#23891, fixed by
+ * #24121 after it): delete this file when its defaults do (its test fails then). */
 import {
   addFetchInstrumentationHandler,
   getActiveSpan,
@@ -33,9 +32,8 @@ export function fetchTracingIntegration() {
   };
 }
 
-// The URL a span names and the targets are matched against, the same for the handler and the
-// redirect wrapper: http(s) only, without query, fragment or credentials (tokens), normalised
-// (`HTTPS://Host:443/x` is `https://host/x`).
+// The URL spans name and targets match, alike for handler and wrapper: http(s) only, normalised
+// (`HTTPS://Host:443/x` is `https://host/x`), without query, fragment or credentials (tokens).
 function traceable(url: string): string | undefined {
   const parsed = URL.parse(url);
   return parsed && /^https?:$/.test(parsed.protocol) ? parsed.origin + parsed.pathname : undefined;

@@ -17,9 +17,8 @@ const types = {
   name: "application/csp-report or application/reports+json",
 };
 
-/** Build the handler: `target` is the security endpoint, `rateLimit` TUNNEL_RATE_LIMIT's reports
- * per client per minute (a bucket of their own, so reports never spend a client's envelopes), and
- * `dsnBudget` the tunnel's overall one, which they do share. */
+/** Build the handler: `target` is the security endpoint, `rateLimit` reports per client per minute
+ * (apart from a client's envelopes), `dsnBudget` the tunnel's overall one (shared). */
 export function createCspReportHandler(
   options: {
     target: string;

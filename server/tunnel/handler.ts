@@ -1,7 +1,7 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
- * names a configured DSN; then it is read whole and handed to the delivery queue, for that DSN's
- * URL only, and answered 200 as Sentry would. Client faults, the ingest's rate limits and a full
- * queue are 4xx/503 answers, counted by the app; anything else is a bug, thrown for a 500 and report. */
+ * names a configured DSN; then it is read whole and queued for that DSN's URL only, answered 200
+ * as Sentry would. Client faults, rate limits and a full queue are 4xx/503 answers the app counts;
+ * anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { itemTypes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import type { DeliveryQueue } from "../delivery/queue.ts";
@@ -15,10 +15,10 @@ import {
   type StopCause,
 } from "../http/request_body.ts";
 import {
+  badRequest,
   contentEncoding,
   type Encoding,
   HEADER_MISSING,
-  overBudget,
   precheck,
   rateLimited,
   type Rejection,
@@ -46,17 +46,7 @@ export interface TunnelOptions {
   readonly bodies: BodyBudget;
 }
 
-/** A request handler as `Deno.serve` calls it; a refusal's reason and body size (declared, else
- * as far as it was read) go into `ctx.refused`, which the app counts per client and reason
- * (server/http/refusal_log.ts). */
-export type TunnelHandler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  ctx?: { refused?: { reason: string; bytes?: number } },
-) => Promise<Response>;
-
-/** Bodies up to this size with a Content-Length are read by Deno in one buffer; larger or chunked
- * ones in pieces. */
+/** Bodies up to this size with a Content-Length are read by Deno in one buffer, others in pieces. */
 export const SMALL_BODY_BYTES = 64 * 1024;
 
 const TEXT = "text/plain; charset=utf-8";
@@ -70,12 +60,13 @@ export function createDsnBudget(limit: number, clock = () => performance.now()):
   const limiter = createRateLimiter({ limit });
   return (key) => {
     const spent = limiter.take(key, clock());
-    return spent.allowed ? undefined : overBudget(spent.retryAfterSeconds);
+    return spent.allowed ? undefined : rateLimited(spent.retryAfterSeconds, "for this DSN");
   };
 }
 
-/** Build the tunnel handler. */
-export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
+/** Build the tunnel handler; a refusal's reason and body size (declared, else as far as it was
+ * read) go into `ctx.refused`, which the app counts per client and reason (refusal_log.ts). */
+export function createTunnelHandler(options: TunnelOptions) {
   const { allowedDsns, maxBodyBytes, bodies } = options;
   const clock = options.clock ?? (() => performance.now());
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
@@ -91,7 +82,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const head = await readHead(() => body.next(), encoding);
     if (!("line" in head)) return head;
     const named = parseEnvelopeHeader(head.line);
-    if (typeof named === "string") return { status: 400, reason: named };
+    if (typeof named === "string") return badRequest(named);
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
     // Read whole (within maxBodyBytes): the queue holds the bytes until the ingest takes them.
@@ -100,22 +91,20 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
       const chunk = await body.next();
       if (chunk !== undefined) raw.append(chunk);
     }
-    const [url, bytes, key] = [envelopeUrls.get(dsn)!, raw.bytes(), dsn.publicKey];
+    const bytes = raw.bytes();
     // A compressed body's items are not decoded: only a limit on every category holds it.
     const types = encoding === null ? itemTypes(bytes) : [];
-    const spent = options.dsnBudget?.(key);
-    if (spent !== undefined) return spent;
-    const decision = options.delivery!.enqueue({
-      url,
-      body: bytes,
-      headers,
-      key,
-      itemTypes: types,
-    });
-    return decision.status === 200 ? undefined : decision;
+    const url = envelopeUrls.get(dsn)!, key = dsn.publicKey;
+    const decision = options.dsnBudget?.(key) ??
+      options.delivery!.enqueue({ url, body: bytes, headers, key, itemTypes: types });
+    return "reason" in decision ? decision : undefined;
   }
 
-  return async function tunnelEnvelope(req, info, ctx) {
+  return async function tunnelEnvelope(
+    req: Request,
+    info: Deno.ServeHandlerInfo,
+    ctx?: { refused?: { reason: string; bytes?: number } },
+  ): Promise<Response> {
     const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
       if (ctx) ctx.refused = { reason, bytes };
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });
@@ -152,7 +141,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   /** The answer to a transfer the tunnel cut short. */
   function stopped(cause: StopCause): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
-    if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
+    if (cause === "fragmented") return badRequest(FRAGMENTED_REASON);
     // Else nobody reads the answer to a client gone; the status labels the log line.
     return refusedBody(cause, bodies.limits) ??
       { status: 400, reason: "client closed the connection before the body was complete" };

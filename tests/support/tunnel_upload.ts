@@ -6,11 +6,7 @@ import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/dsn.ts";
 import { BODY_DEFAULTS, createBodyBudget } from "../../server/http/body_budget.ts";
-import {
-  createTunnelHandler,
-  type TunnelHandler,
-  type TunnelOptions,
-} from "../../server/tunnel/handler.ts";
+import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
 import {
   createDeliveryQueue,
   type DeliveryOptions,
@@ -41,6 +37,8 @@ export interface LogLine {
   readonly status: number;
   readonly bytes?: number;
 }
+
+type TunnelHandler = ReturnType<typeof createTunnelHandler>;
 
 /** Call `handler` as the app does, pushing each refusal it reports to `logs`. */
 export function recordingRefusals(handler: TunnelHandler, logs: LogLine[]) {
