@@ -19,8 +19,7 @@ export function fetchTracingIntegration() {
     setupOnce() {
       addFetchInstrumentationHandler((data) => {
         if (data.endTimestamp === undefined) {
-          // Outside a handled request (start-up, the tunnel): left alone. The tunnel and the SDK's
-          // transport use the fetch taken before Sentry.init anyway.
+          // Outside a handled request (start-up, the delivery queue's sends): left alone.
           const url = getActiveSpan() && traceable(data.fetchData.url);
           if (!url) return;
           data.fetchData.url = url;

@@ -2,7 +2,6 @@
  * a budget, and the head's sampling context (`baggage`) only as large as Sentry itself sends it. */
 import {
   baggageHeaderToDynamicSamplingContext,
-  type DynamicSamplingContext,
   dynamicSamplingContextToSentryBaggageHeader,
   extractTraceparentData,
   MAX_BAGGAGE_STRING_LENGTH,
@@ -53,8 +52,6 @@ function boundedBaggage(baggage: string | null, traceId: string): string | null 
     // Well-formed: a cut between a surrogate pair would make the SDK's encodeURIComponent throw.
     if (max !== undefined && value) kept[key] = value.slice(0, max).toWellFormed();
   }
-  // A head's context names its own trace: another trace's is not this one's head.
   if (kept.trace_id !== undefined && kept.trace_id !== traceId) return null;
-  return dynamicSamplingContextToSentryBaggageHeader(kept as Partial<DynamicSamplingContext>) ??
-    null;
+  return dynamicSamplingContextToSentryBaggageHeader(kept) ?? null;
 }

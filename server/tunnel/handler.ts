@@ -86,12 +86,11 @@ export function createTunnelHandler(options: TunnelOptions) {
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
     // Read whole (within maxBodyBytes): the queue holds the bytes until the ingest takes them.
-    const { raw } = head;
     while (!body.done) {
       const chunk = await body.next();
-      if (chunk !== undefined) raw.append(chunk);
+      if (chunk !== undefined) head.raw.append(chunk);
     }
-    const bytes = raw.bytes();
+    const bytes = head.raw.bytes();
     // A compressed body's items are not decoded: only a limit on every category holds it.
     const types = encoding === null ? itemTypes(bytes) : [];
     const url = envelopeUrls.get(dsn)!, key = dsn.publicKey;
