@@ -3,7 +3,13 @@ import {
   createCspReportHandler,
   CSP_REPORT_MAX_BYTES,
 } from "../../../server/tunnel/csp_reports.ts";
-import type { Decision, Outgoing } from "../../../server/delivery/queue.ts";
+import {
+  createDeliveryQueue,
+  type Decision,
+  type DeliveryQueue,
+  type Outgoing,
+} from "../../../server/delivery/queue.ts";
+import { parseDsn } from "../../../server/dsn.ts";
 import { categoriesOf } from "../../../server/delivery/outcome.ts";
 import { createDsnBudget, type DsnBudget } from "../../../server/tunnel/handler.ts";
 import { defaultBodies } from "../../support/tunnel_upload.ts";
@@ -13,7 +19,12 @@ const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri":
 
 /** The handler on a real socket, with a forward that records what it was given. */
 function serve(
-  options: { rateLimit?: number; answer?: () => Decision; dsnBudget?: DsnBudget } = {},
+  options: {
+    rateLimit?: number;
+    answer?: () => Decision;
+    dsnBudget?: DsnBudget;
+    delivery?: Pick<DeliveryQueue, "enqueue">;
+  } = {},
 ) {
   const forwarded: (Omit<Outgoing, "body"> & { body: unknown })[] = [];
   const delivery = {
@@ -28,7 +39,7 @@ function serve(
     rateLimit: options.rateLimit ?? 0,
     bodies: defaultBodies(),
     key: "k",
-    delivery,
+    delivery: options.delivery ?? delivery,
     dsnBudget: options.dsnBudget,
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
@@ -119,4 +130,33 @@ Deno.test("CSP reports: the queue's refusal (rate limited, full) is the browser'
   const full = { "retry-after": "5" };
   await using s = serve({ answer: () => ({ status: 503, reason: "queue full", headers: full }) });
   assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 503);
+});
+
+Deno.test("CSP reports: an ingest's limit on the security category alone holds them back", async () => {
+  let sent = 0;
+  const ingest: typeof fetch = async (_url, init) => {
+    sent++;
+    await new Response(init?.body).arrayBuffer();
+    const headers = { "x-sentry-rate-limits": "60:security:key" };
+    return new Response(null, { status: 429, headers });
+  };
+  const dsns = [parseDsn("https://k@ingest.example/1")!];
+  const delivery = createDeliveryQueue({
+    dsns,
+    maxBytes: 1 << 20,
+    maxAgeMs: 60_000,
+    fetch: ingest,
+  });
+  try {
+    await using s = serve({ delivery });
+    assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 204);
+    assert.ok(await delivery.flush(5_000));
+    const held = await s.post(JSON.stringify(REPORT), "application/csp-report");
+    assert.equal(held.status, 429);
+    assert.match(held.headers.get("x-sentry-rate-limits") ?? "", /^(59|60):security:key$/);
+    assert.ok(await delivery.flush(5_000));
+    assert.equal(sent, 1, "the second report never reached the ingest");
+  } finally {
+    await delivery.close();
+  }
 });
