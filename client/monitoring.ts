@@ -27,21 +27,23 @@ export { addIntegration };
 // Taken before `init` wraps fetch: the SDK's own posts are not the page's requests.
 const pageFetch = globalThis.fetch.bind(globalThis);
 /** The tunnel's 503 (its queue is full) and 408 (upload cut off) as failed sends, which the
- * offline transport keeps in IndexedDB and sends again on `online`, on a later send that works and
- * at the next start-up; any other answer is final. */
+ * offline transport keeps in IndexedDB and sends again; any other answer is final. */
 const tunnelFetch: typeof fetch = async (url, init) => {
   const res = await pageFetch(url, init);
   if (res.status === 503 || res.status === 408) throw new TypeError(`tunnel ${res.status}`);
   return res;
 };
 const offlineTransport = makeBrowserOfflineTransport((o) => makeFetchTransport(o, tunnelFetch));
+// The SDK keeps 30: the session's update (on the first error) and Replay's segments would take
+// the room of 30 errors thrown offline. A few MB of IndexedDB at most.
+const keep = { maxQueueSize: 100, flushAtStartup: true };
 
 /** Start the SDK, then send whatever the buffer caught while this chunk was loading. */
 export function startMonitoring(config: SentryClientConfig, buffer: ErrorBuffer): void {
   // The page's settings are named as Sentry's options; the app's own come first, so they lose.
   const { replayWorker, feedback, ...options } = config;
   init({
-    transport: (o) => offlineTransport({ ...o, flushAtStartup: true }),
+    transport: (o) => offlineTransport({ ...o, ...keep }),
     ...sentryOptions,
     ...options,
     integrations: [

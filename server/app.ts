@@ -8,9 +8,8 @@ import {
   isApiPath,
 } from "./api/router.ts";
 import { apiRoutes as appApiRoutes } from "./api/routes.ts";
-import type { Config } from "./lifecycle/config.ts";
 import { createPageHandlers, type PageDeps } from "./page/handler.ts";
-import { createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
+import { createDsnBudget, createTunnelHandler, type TunnelOptions } from "./tunnel/handler.ts";
 import { createBodyBudget } from "./http/body_budget.ts";
 import { createCspReportHandler } from "./tunnel/csp_reports.ts";
 import { cspReports } from "./page/csp.ts";
@@ -30,7 +29,7 @@ export interface AppDeps extends PageDeps {
   /** Where handlers' faults are logged, within a limit; the process's, on stderr, by default. */
   readonly failureLog?: FailureLog;
   /** Where request log lines go (one per request); stdout by default. */
-  readonly logLine?: LogLine;
+  readonly logLine?: (line: string) => void;
   /** Where refusals are counted (tests pass a clock); by default into `logLine`. */
   readonly refusals?: ServeOptions["refusals"];
   /** The API routes; by default the app's own, from `server/api/routes.ts`. */
@@ -40,6 +39,7 @@ export interface AppDeps extends PageDeps {
 /** Build the app's handler. */
 export function createApp(deps: AppDeps): Handler {
   const { config, monitoring } = deps;
+  const { trustProxy, tunnelRateLimit: rateLimit } = config;
   const failureLog = deps.failureLog ?? defaultFailureLog();
   const logLine = deps.logLine ?? stdoutLog(config.logFormat);
   // Must not throw: failed() never does, and a fault of monitoring is only logged.
@@ -60,23 +60,31 @@ export function createApp(deps: AppDeps): Handler {
     if (routes.has(path)) throw new Error(`${path} is declared twice (server, API or page route)`);
     routes.set(path, entry);
   };
-  const health = caught(healthHandler(deps.release), report);
+  const healthBody = JSON.stringify({ status: "ok", release: deps.release });
+  const health = caught(() => answerText(200, "application/json", healthBody), report);
   add("/healthz", route({ GET: health, HEAD: health }));
   if (config.debugErrorRoute) add("/debug/error", route({ GET: traced(throwDebugError) }));
   const bodies = createBodyBudget(config.bodies); // the tunnel's and the API's: their memory
-  add(config.tunnelPath, route({ POST: configuredTunnel(config, deps.delivery, bodies) }));
+  // Off with the per-client limit: TUNNEL_RATE_LIMIT=0 (load tests, one trusted client).
+  const dsnLimit = rateLimit && config.tunnelDsnRateLimit;
+  const dsnBudget = dsnLimit ? createDsnBudget(dsnLimit) : undefined;
+  const tunnel = createTunnelHandler({
+    allowedDsns: config.tunnelAllowedDsns,
+    maxBodyBytes: config.tunnelMaxBodyBytes,
+    trustProxy,
+    rateLimit,
+    dsnBudget,
+    delivery: deps.delivery,
+    bodies,
+  });
+  add(config.tunnelPath, route({ POST: tunnel }));
   const csp = cspReports(config, deps.release);
   if (csp && deps.delivery) {
     const key = config.tunnelAllowedDsns[0].publicKey; // the app's own DSN comes first
-    const limits = { trustProxy: config.trustProxy, rateLimit: config.tunnelRateLimit, bodies };
-    const options = { ...csp, ...limits, key, delivery: deps.delivery };
-    add(csp.path, route({ POST: createCspReportHandler(options) }));
+    const options = { ...csp, key, trustProxy, rateLimit, bodies, dsnBudget };
+    add(csp.path, route({ POST: createCspReportHandler({ ...options, delivery: deps.delivery }) }));
   }
-  const apiOptions = {
-    trustProxy: config.trustProxy,
-    maxBodyBytes: config.apiMaxBodyBytes,
-    bodies,
-  };
+  const apiOptions = { trustProxy, maxBodyBytes: config.apiMaxBodyBytes, bodies };
   for (const [path, methods] of apiRouteEntries(deps.apiRoutes ?? appApiRoutes, apiOptions)) {
     const handlers = Object.entries(methods).map(([m, h]) => [m, traced(h, apiInternalError)]);
     add(path, route(Object.fromEntries(handlers), apiMethodNotAllowed));
@@ -88,13 +96,9 @@ export function createApp(deps: AppDeps): Handler {
     add(path, route({ GET: page, HEAD: page }));
     // `/about/` is the same page as `/about`: one address for it, kept by a permanent redirect.
     if (path !== "/") {
-      const redirect: ContextHandler = (req) => {
-        const query = req.url.indexOf("?");
-        // Deno gives the query decoded as UTF-8; a header takes Latin-1 only.
-        const search = query === -1 ? "" : req.url.slice(query);
-        const location = path + search.replace(/[\u0080-\uffff]+/g, encodeURIComponent);
-        return new Response(null, { status: 308, headers: { location } });
-      };
+      // The query as the URL parser encodes it: Deno gives it decoded, a header takes Latin-1.
+      const redirect: ContextHandler = (req) =>
+        new Response(null, { status: 308, headers: { location: path + new URL(req.url).search } });
       add(`${path}/`, route({ GET: redirect, HEAD: redirect }));
     }
   }
@@ -116,46 +120,17 @@ export function createApp(deps: AppDeps): Handler {
     logLine,
     logFormat: config.logFormat,
     hsts: config.hsts,
-    trustProxy: config.trustProxy,
+    trustProxy,
     httpsListener: onDenoDeploy(),
     refusals: deps.refusals,
     allowedHosts: config.allowedHosts,
   });
 }
 
-/** The tunnel as the app configures it (the bench also runs it alone, on a bare server). */
-export function configuredTunnel(
-  config: Config,
-  delivery: AppDeps["delivery"],
-  bodies = createBodyBudget(config.bodies),
-) {
-  return createTunnelHandler({
-    allowedDsns: config.tunnelAllowedDsns,
-    maxBodyBytes: config.tunnelMaxBodyBytes,
-    trustProxy: config.trustProxy,
-    rateLimit: config.tunnelRateLimit,
-    dsnRateLimit: config.tunnelDsnRateLimit,
-    delivery,
-    bodies,
-    log: () => {}, // the request's context carries each refusal to serveRoutes' count
-  });
-}
-
-type LogLine = (line: string) => void;
-
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 let debugErrors = 0;
 function throwDebugError(): never {
   // Two lines defeat Sentry's dedupe of a repeat of the last error; grouping keeps one issue.
   const message = "Debug error from GET /debug/error: server monitoring works";
-  const twins = [
-    new Error(message),
-    new Error(message),
-  ];
-  throw twins[++debugErrors % 2];
-}
-
-function healthHandler(release: string): Handler {
-  const body = JSON.stringify({ status: "ok", release });
-  return () => answerText(200, "application/json", body);
+  throw [new Error(message), new Error(message)][++debugErrors % 2];
 }

@@ -13,32 +13,39 @@ import { startBrowserSuite, WAIT_MS } from "./support/browser_suite.ts";
 
 const { fixture, options, openTab, waitForItem, waitForItems } = await startBrowserSuite();
 
-/** Envelopes the offline transport holds in IndexedDB (its database and store names). */
-function storedEnvelopes(page: Page): Promise<number> {
+/** The envelopes the offline transport holds in IndexedDB (its database and store names), each
+ * as its serialized text. */
+function storedEnvelopes(page: Page): Promise<string[]> {
   return page.evaluate(() =>
-    new Promise<number>((resolve, reject) => {
+    new Promise<string[]>((resolve, reject) => {
       const open = indexedDB.open("sentry-offline");
       open.onupgradeneeded = () => open.result.createObjectStore("queue");
       open.onerror = () => reject(open.error);
       open.onsuccess = () => {
-        const count = open.result.transaction("queue").objectStore("queue").count();
-        count.onsuccess = () => resolve(count.result);
-        count.onerror = () => reject(count.error);
+        const all = open.result.transaction("queue").objectStore("queue").getAll();
+        const text = (value: unknown) =>
+          typeof value === "string" ? value : new TextDecoder().decode(value as Uint8Array);
+        all.onsuccess = () => resolve(all.result.map(text));
+        all.onerror = () => reject(all.error);
         open.result.close();
       };
     })
   );
 }
 
-/** Poll until `page` holds `n` stored envelopes, or with `atLeast` `n` or more (the page may
- * have sent others meanwhile); WAIT_MS is a give-up point, not an expected duration. */
-async function untilStored(page: Page, n: number, atLeast = false): Promise<void> {
+/** Poll until `page` holds `n` stored envelopes that contain `prefix` (beside them the page may
+ * keep its own: a session update, a client report); WAIT_MS is a give-up point, not an expected
+ * duration. */
+async function untilStored(page: Page, n: number, prefix = ""): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
-  let held = await storedEnvelopes(page);
-  while (atLeast ? held < n : held !== n) {
-    assert.ok(Date.now() < deadline, `${held} of ${n} envelopes stored`);
+  while (true) {
+    const stored = await storedEnvelopes(page);
+    const held = stored.filter((envelope) => envelope.includes(prefix)).length;
+    if (held === n) return;
+    // The item types of each envelope held, for the failure's message.
+    const types = stored.map((e) => [...e.matchAll(/"type":"(\w+)"/g)].map((m) => m[1]).join("+"));
+    assert.ok(Date.now() < deadline, `${held} of ${n} envelopes stored (${types.join(", ")})`);
     await page.waitForTimeout(50);
-    held = await storedEnvelopes(page);
   }
 }
 
@@ -90,7 +97,7 @@ Deno.test({
     // once, then online as soon as all 30 are stored, stand for 30 s offline at one a second.
     await tab.page.context().setOffline(true);
     await throwErrors(tab.page, prefix, 30);
-    await untilStored(tab.page, 30);
+    await untilStored(tab.page, 30, prefix);
     assert.deepEqual(await arrived(prefix, 0), [], "nothing arrived while offline");
     await tab.page.context().setOffline(false);
 
@@ -110,7 +117,7 @@ Deno.test({
     const context = tab.page.context();
     await context.setOffline(true);
     await throwErrors(tab.page, prefix, 3);
-    await untilStored(tab.page, 3);
+    await untilStored(tab.page, 3, prefix);
     await tab.page.close();
     await context.setOffline(false);
 
@@ -118,7 +125,8 @@ Deno.test({
     const next = await context.newPage();
     await next.goto(fixture!.monitored.url);
     assert.deepEqual(await arrived(prefix, 3), names(prefix, 3));
-    await untilStored(next, 0);
+    await untilStored(next, 0, prefix);
+    assert.deepEqual(await arrived(prefix, 3), names(prefix, 3), "each once");
   },
 });
 
@@ -138,7 +146,7 @@ Deno.test({
       return route.fulfill({ status: 503, headers: { "retry-after": "1" }, body: "queue full\n" });
     });
     await throwErrors(tab.page, prefix, 5);
-    await untilStored(tab.page, 5, true);
+    await untilStored(tab.page, 5, prefix);
     assert.ok(refused >= 5, `${refused} envelopes answered 503`);
     await tab.page.unroute(tunnel);
 
@@ -168,7 +176,7 @@ Deno.test({
       assert.ok(Date.now() < deadline, "the error was sent");
       await tab.page.waitForTimeout(50);
     }
-    assert.equal(await storedEnvelopes(tab.page), 0);
+    assert.deepEqual(await storedEnvelopes(tab.page), []);
   },
 });
 

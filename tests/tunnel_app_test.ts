@@ -140,10 +140,39 @@ Deno.test("TUNNEL_RATE_LIMIT behind a trusted proxy: a client cannot write itsel
   assert.equal((await post(app.url, { "x-forwarded-for": "203.0.113.8" })).status, 200);
 });
 
-Deno.test("TUNNEL_RATE_LIMIT=0 turns the limit off", async () => {
-  await using app = await startApp({ TUNNEL_RATE_LIMIT: "0" }, ingestOk);
+Deno.test("TUNNEL_RATE_LIMIT=0 turns the limit off, and the per-DSN budget with it", async () => {
+  const env = { TUNNEL_RATE_LIMIT: "0", TUNNEL_DSN_RATE_LIMIT: "5" };
+  await using app = await startApp(env, ingestOk);
   for (let i = 0; i < 700; i++) assert.equal((await post(app.url)).status, 200);
+  assert.equal((await postCspReport(app.url)).status, 204);
 });
+
+Deno.test("TUNNEL_DSN_RATE_LIMIT: envelopes and CSP reports spend one budget per DSN", async () => {
+  let forwarded = 0;
+  const counting: typeof fetch = (url, init) => (forwarded++, ingestOk(url, init));
+  await using app = await startApp({ TUNNEL_DSN_RATE_LIMIT: "3", TRUST_PROXY: "true" }, counting);
+  // Each from its own address: the per-client limit never applies.
+  const from = (i: number) => ({ "x-forwarded-for": `198.51.100.${i}` });
+  assert.equal((await postCspReport(app.url, from(0))).status, 204);
+  assert.equal((await post(app.url, from(1))).status, 200);
+  assert.equal((await post(app.url, from(2))).status, 200);
+  const report = await postCspReport(app.url, from(3));
+  assert.equal(report.status, 429);
+  assert.match(report.text, /too many envelopes for this DSN/);
+  assert.match(report.headers.get("retry-after")!, /^[1-9]\d*$/);
+  assert.equal((await post(app.url, from(4))).status, 429);
+  await eventually(() => forwarded === 3, "3 forwarded");
+});
+
+async function postCspReport(url: string, headers: Record<string, string> = {}) {
+  const report = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
+  const response = await fetch(`${url}/monitoring/csp`, {
+    method: "POST",
+    body: JSON.stringify(report),
+    headers: { ...headers, "content-type": "application/csp-report" },
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
 
 Deno.test("TUNNEL_PATH moves the tunnel: the route, the page's SDK config; the old path is gone", async () => {
   const seen: string[] = [];

@@ -1,7 +1,5 @@
-/**
- * The dev inbox: monitoring without Sentry. Both SDKs use {@link DEV_INBOX_DSN}; the tunnel's fetch
- * and the server's transport hand envelopes here, so nothing leaves the machine.
- */
+/** The dev inbox: monitoring without Sentry. Both SDKs use {@link DEV_INBOX_DSN}; the delivery
+ * queue's fetch and the server's transport hand envelopes here, so nothing leaves the machine. */
 import {
   type BaseTransportOptions,
   createTransport,
@@ -36,9 +34,7 @@ export class DevInbox {
    * no envelope. */
   add(bytes: Uint8Array, source: InboxEntry["source"]): void {
     for (const [{ type }, payload] of parseEnvelope(bytes)[1]) {
-      if (typeof payload !== "object" || payload === null || payload instanceof Uint8Array) {
-        continue;
-      }
+      if (typeof payload !== "object" || !payload || payload instanceof Uint8Array) continue;
       for (const entry of toEntries(String(type), payload as Item)) {
         // Cut: the page lists 200 entries, and a message can be megabytes.
         const { title, stack } = entry;

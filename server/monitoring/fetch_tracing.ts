@@ -1,7 +1,7 @@
 /** Outgoing `fetch` continues the request's trace: an `http.client` span for each fetch made while
- * a request is handled, and trace headers only to the SDK's `tracePropagationTargets` (with the
- * app's own hosts, from configuration: sentry.ts), redirects included. @sentry/deno 10.75.2 traces no fetch (getsentry/sentry-javascript#23891,
- * fixed by #24121 after it): delete this file when its defaults do (its test fails then). */
+ * a request is handled, trace headers only to `tracePropagationTargets` (sentry.ts), redirects
+ * included. @sentry/deno 10.75.2 traces no fetch (getsentry/sentry-javascript#23891, fixed by
+ * #24121 after it): delete this file when its defaults do (its test fails then). */
 import {
   addFetchInstrumentationHandler,
   getActiveSpan,
@@ -19,18 +19,23 @@ export function fetchTracingIntegration() {
     setupOnce() {
       addFetchInstrumentationHandler((data) => {
         if (data.endTimestamp === undefined) {
-          // Outside a handled request (start-up, the tunnel): left alone. The tunnel and the SDK's
-          // transport use the fetch taken before Sentry.init anyway.
-          const url = getActiveSpan() && URL.parse(data.fetchData.url);
-          if (!url || !/^https?:$/.test(url.protocol)) return;
-          // The span names method and URL without query, fragment or credentials (tokens).
-          data.fetchData.url = url.origin + url.pathname;
+          // Outside a handled request (start-up, the delivery queue's sends): left alone.
+          const url = getActiveSpan() && traceable(data.fetchData.url);
+          if (!url) return;
+          data.fetchData.url = url;
         }
         instrumentFetchRequest(data, () => true, carriesTrace, spans, "auto.http.fetch");
       });
       globalThis.fetch = followingRedirects(globalThis.fetch);
     },
   };
+}
+
+// The URL spans name and targets match, alike for handler and wrapper: http(s) only, normalised
+// (`HTTPS://Host:443/x` is `https://host/x`), without query, fragment or credentials (tokens).
+function traceable(url: string): string | undefined {
+  const parsed = URL.parse(url);
+  return parsed && /^https?:$/.test(parsed.protocol) ? parsed.origin + parsed.pathname : undefined;
 }
 
 // Trace headers are request metadata: a URL gets them only under a target (anchored patterns,
@@ -46,7 +51,8 @@ function followingRedirects(instrumented: typeof fetch): typeof fetch {
     // Read without building a Request, which would take a Request's body (and drop `client`).
     let url = input instanceof Request ? input.url : String(input);
     const mode = init?.redirect ?? (input instanceof Request ? input.redirect : "follow");
-    if (mode !== "follow" || !getActiveSpan() || !carriesTrace(url)) {
+    const target = traceable(url);
+    if (mode !== "follow" || !getActiveSpan() || !target || !carriesTrace(target)) {
       return instrumented(input, init);
     }
     const first = new Request(input, init);
@@ -59,6 +65,8 @@ function followingRedirects(instrumented: typeof fetch): typeof fetch {
       if (!REDIRECT.has(res.status) || location === null) return res;
       await res.body?.cancel();
       const next = new URL(location, url);
+      // As the fetch standard: a redirect off http(s) (file:, data:) is a network error.
+      if (!traceable(next.href)) throw new TypeError(`redirect to a ${next.protocol} URL`);
       // As the fetch standard: a 303 (or a POST's 301/302) is a GET; credentials stay at the origin.
       if (res.status === 303 || (res.status < 303 && method === "POST")) method = "GET";
       if (next.origin !== new URL(url).origin) headers.delete("authorization");

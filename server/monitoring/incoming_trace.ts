@@ -2,18 +2,14 @@
  * a budget, and the head's sampling context (`baggage`) only as large as Sentry itself sends it. */
 import {
   baggageHeaderToDynamicSamplingContext,
-  type DynamicSamplingContext,
   dynamicSamplingContextToSentryBaggageHeader,
   extractTraceparentData,
   MAX_BAGGAGE_STRING_LENGTH,
 } from "@sentry/core";
 
-/** The incoming trace to continue. A malformed header, or all-zero ids (invalid in W3C Trace
- * Context), start a new trace. A client's "sampled" flag and its baggage (`sample_rand`) are
- * kept only while the budget has a token, else dropped so the server's rate decides. A baggage
- * over Sentry's own limit (8,192) or naming another trace is dropped; else only the sampling
- * context's known keys are kept, each cut to a length Sentry's ingest accepts (release 200
- * characters, environment 64). */
+/** The incoming trace to continue: a malformed header or all-zero ids (invalid in W3C Trace
+ * Context) start a new one; a client's "sampled" flag and baggage (`sample_rand`) are kept only
+ * while the budget has a token, else the server's rate decides; the baggage as boundedBaggage. */
 export function incomingTrace(
   sentryTrace: string,
   baggage: string | null,
@@ -29,10 +25,9 @@ export function incomingTrace(
   return { sentryTrace: [traceId, parentSpanId].filter(Boolean).join("-"), baggage: null };
 }
 
-/** The longest value kept of each key of the sampling context: what Sentry's ingest (Relay)
- * stores for release, environment and transaction names and user ids, ids and numbers at their
- * own size. The context is frozen and repeated in every envelope of the trace, so a head's
- * oversized value would cost that much again in each one. */
+/** The longest value kept of each sampling context key: what Sentry's ingest (Relay) stores for
+ * names and user ids, ids and numbers at their own size. The context is repeated in every
+ * envelope of the trace, so a head's oversized value would cost that much again in each one. */
 const DSC_MAX_CHARS = new Map([
   ["trace_id", 32],
   ["public_key", 32],
@@ -47,6 +42,7 @@ const DSC_MAX_CHARS = new Map([
   ["user_id", 128],
 ]);
 
+// Dropped over Sentry's own limit (8,192) or naming another trace; else only the known keys, cut.
 function boundedBaggage(baggage: string | null, traceId: string): string | null {
   // No Sentry SDK sends more (MAX_BAGGAGE_STRING_LENGTH): a larger one is not a head's context.
   if (baggage === null || baggage.length > MAX_BAGGAGE_STRING_LENGTH) return null;
@@ -56,8 +52,6 @@ function boundedBaggage(baggage: string | null, traceId: string): string | null 
     // Well-formed: a cut between a surrogate pair would make the SDK's encodeURIComponent throw.
     if (max !== undefined && value) kept[key] = value.slice(0, max).toWellFormed();
   }
-  // A head's context names its own trace: another trace's is not this one's head.
   if (kept.trace_id !== undefined && kept.trace_id !== traceId) return null;
-  return dynamicSamplingContextToSentryBaggageHeader(kept as Partial<DynamicSamplingContext>) ??
-    null;
+  return dynamicSamplingContextToSentryBaggageHeader(kept) ?? null;
 }

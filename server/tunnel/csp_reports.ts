@@ -6,6 +6,7 @@ import { clientAddress, type TrustProxy } from "../http/client_address.ts";
 import type { DeliveryQueue } from "../delivery/queue.ts";
 import { clientKey, createRateLimiter } from "../rate_limit.ts";
 import { rateLimited, upstreamHeaders } from "./policy.ts";
+import type { DsnBudget } from "./handler.ts";
 
 /** A report is about 1 KB; Chromium's Reporting API sends a page's reports as one array. */
 export const CSP_REPORT_MAX_BYTES = 64 * 1024;
@@ -16,8 +17,8 @@ const types = {
   name: "application/csp-report or application/reports+json",
 };
 
-/** Build the handler: `target` is the security endpoint, `rateLimit` TUNNEL_RATE_LIMIT's reports
- * per client per minute (a bucket of their own, so reports never spend the envelopes' budget). */
+/** Build the handler: `target` is the security endpoint, `rateLimit` reports per client per minute
+ * (apart from a client's envelopes), `dsnBudget` the tunnel's overall one (shared). */
 export function createCspReportHandler(
   options: {
     target: string;
@@ -27,6 +28,7 @@ export function createCspReportHandler(
     /** The app's own DSN's public key: its rate limits are the reports' too. */
     key: string;
     delivery: Pick<DeliveryQueue, "enqueue">;
+    dsnBudget?: DsnBudget;
   },
 ) {
   const limiter = options.rateLimit > 0 && createRateLimiter({ limit: options.rateLimit });
@@ -51,9 +53,11 @@ export function createCspReportHandler(
     const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
     const { target: url, key, delivery } = options;
-    const queued = delivery.enqueue({ url, body, headers, key, itemTypes: [] });
-    return queued.status === 200
-      ? new Response(null, { status: 204 })
-      : answer(queued.status, queued.reason, queued.headers);
+    // The item type of Sentry's "security" category: its rate limit holds reports.
+    const queued = options.dsnBudget?.(key) ??
+      delivery.enqueue({ url, body, headers, key, itemTypes: ["raw_security"] });
+    return "reason" in queued
+      ? answer(queued.status, queued.reason, queued.headers)
+      : new Response(null, { status: 204 });
   };
 }

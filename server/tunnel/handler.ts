@@ -1,7 +1,7 @@
 /** `POST /monitoring`, the Sentry tunnel (past ad blockers): the body is hostile until its header
- * names a configured DSN; then it is read whole and handed to the delivery queue, for that DSN's
- * URL only, and answered 200 as Sentry would. Client faults, the ingest's rate limits and a full
- * queue are 4xx/503 answers and a log; anything else is a bug, thrown for a 500 and report. */
+ * names a configured DSN; then it is read whole and queued for that DSN's URL only, answered 200
+ * as Sentry would. Client faults, rate limits and a full queue are 4xx/503 answers the app counts;
+ * anything else is a bug, thrown for a 500 and report. */
 import { type Dsn, findAllowedDsn, ingestUrl } from "../dsn.ts";
 import { itemTypes, parseEnvelopeHeader, readHead } from "./envelope.ts";
 import type { DeliveryQueue } from "../delivery/queue.ts";
@@ -15,10 +15,10 @@ import {
   type StopCause,
 } from "../http/request_body.ts";
 import {
+  badRequest,
   contentEncoding,
   type Encoding,
   HEADER_MISSING,
-  overBudget,
   precheck,
   rateLimited,
   type Rejection,
@@ -34,54 +34,43 @@ export interface TunnelOptions {
   readonly maxBodyBytes: number;
   /** Take the client address from X-Forwarded-For instead of the socket. */
   readonly trustProxy: TrustProxy;
-  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share), and
-   * no overall one. */
+  /** Envelopes per client address per minute; 0 or absent: no per-client limit (nor share). */
   readonly rateLimit?: number;
-  /** Envelopes per DSN per minute from all clients together; 0 or absent: none. */
-  readonly dsnRateLimit?: number;
+  /** The overall budget per DSN (createDsnBudget), shared with CSP reports; absent: none. */
+  readonly dsnBudget?: DsnBudget;
   /** Where accepted envelopes go (required while any DSN is allowed). */
   readonly delivery?: Pick<DeliveryQueue, "enqueue">;
-  /** Milliseconds on a monotonic clock, for the rate limits (tests pass their own). */
+  /** Milliseconds on a monotonic clock, for the per-client limit (tests pass their own). */
   readonly clock?: () => number;
   /** The server's budget for bodies in flight, shared with `ctx.json()`. */
   readonly bodies: BodyBudget;
-  /** Receives one record per refused or failed envelope, with the request's id if known. */
-  readonly log: (record: TunnelRecord, requestId: string | undefined) => void;
 }
 
-/** Why one envelope was not delivered; the app writes it to the request log. */
-export interface TunnelRecord {
-  readonly msg: "tunnel";
-  /** The one-line reason the client was given. */
-  readonly reason: string;
-  readonly status: number;
-  /** Body size: declared by Content-Length, else as far as it was read. */
-  readonly bytes: number;
-}
-
-/** A request handler as `Deno.serve` calls it; the app also passes the request's id. */
-export type TunnelHandler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo,
-  ctx?: { readonly requestId?: string; refused?: { reason: string; bytes?: number } },
-) => Promise<Response>;
-
-/** Bodies up to this size with a Content-Length are read by Deno in one buffer; larger or chunked
- * ones in pieces. */
+/** Bodies up to this size with a Content-Length are read by Deno in one buffer, others in pieces. */
 export const SMALL_BODY_BYTES = 64 * 1024;
 
 const TEXT = "text/plain; charset=utf-8";
 
-/** Build the tunnel handler. */
-export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
+/** Spends one of a DSN key's forwards; the 429 once they are spent. */
+export type DsnBudget = (key: string) => Rejection | undefined;
+
+/** `limit` forwards per DSN per minute from all clients together, so that no set of client
+ * addresses spends more of the quota; keyed by configured DSNs' keys only (checked first). */
+export function createDsnBudget(limit: number, clock = () => performance.now()): DsnBudget {
+  const limiter = createRateLimiter({ limit });
+  return (key) => {
+    const spent = limiter.take(key, clock());
+    return spent.allowed ? undefined : rateLimited(spent.retryAfterSeconds, "for this DSN");
+  };
+}
+
+/** Build the tunnel handler; a refusal's reason and body size (declared, else as far as it was
+ * read) go into `ctx.refused`, which the app counts per client and reason (refusal_log.ts). */
+export function createTunnelHandler(options: TunnelOptions) {
   const { allowedDsns, maxBodyBytes, bodies } = options;
   const clock = options.clock ?? (() => performance.now());
   const envelopeUrls = new Map(allowedDsns.map((dsn) => [dsn, ingestUrl(dsn, "envelope")]));
   const limiter = options.rateLimit ? createRateLimiter({ limit: options.rateLimit }) : undefined;
-  // Keyed by configured DSNs' keys only; off with the per-client limit.
-  const dsnBudget = limiter && options.dsnRateLimit
-    ? createRateLimiter({ limit: options.dsnRateLimit })
-    : undefined;
   const limits = { enabled: allowedDsns.length > 0, maxBodyBytes };
 
   /** Read the header line, check the DSN and the limits, read the rest and queue it. */
@@ -93,38 +82,30 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
     const head = await readHead(() => body.next(), encoding);
     if (!("line" in head)) return head;
     const named = parseEnvelopeHeader(head.line);
-    if (typeof named === "string") return { status: 400, reason: named };
+    if (typeof named === "string") return badRequest(named);
     const dsn = findAllowedDsn(named, allowedDsns);
     if (dsn === undefined) return { status: 403, reason: "envelope DSN is not allowed here" };
     // Read whole (within maxBodyBytes): the queue holds the bytes until the ingest takes them.
-    const { raw } = head;
     while (!body.done) {
       const chunk = await body.next();
-      if (chunk !== undefined) raw.append(chunk);
+      if (chunk !== undefined) head.raw.append(chunk);
     }
-    const [url, bytes, key] = [envelopeUrls.get(dsn)!, raw.bytes(), dsn.publicKey];
+    const bytes = head.raw.bytes();
     // A compressed body's items are not decoded: only a limit on every category holds it.
     const types = encoding === null ? itemTypes(bytes) : [];
-    const spent = dsnBudget?.take(key, clock());
-    if (spent?.allowed === false) return overBudget(spent.retryAfterSeconds);
-    const decision = options.delivery!.enqueue({
-      url,
-      body: bytes,
-      headers,
-      key,
-      itemTypes: types,
-    });
-    return decision.status === 200 ? undefined : decision;
+    const url = envelopeUrls.get(dsn)!, key = dsn.publicKey;
+    const decision = options.dsnBudget?.(key) ??
+      options.delivery!.enqueue({ url, body: bytes, headers, key, itemTypes: types });
+    return "reason" in decision ? decision : undefined;
   }
 
-  return async function tunnelEnvelope(req, info, ctx) {
-    const log = (status: number, reason: string, bytes: number) => {
-      // The app counts it per client and reason (server/http/refusal_log.ts).
-      if (ctx) ctx.refused = { reason, bytes };
-      options.log({ msg: "tunnel", reason, status, bytes }, ctx?.requestId);
-    };
+  return async function tunnelEnvelope(
+    req: Request,
+    info: Deno.ServeHandlerInfo,
+    ctx?: { refused?: { reason: string; bytes?: number } },
+  ): Promise<Response> {
     const refuse = ({ status, reason, headers }: Rejection, bytes: number) => {
-      log(status, reason, bytes);
+      if (ctx) ctx.refused = { reason, bytes };
       return new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": TEXT } });
     };
     const declared = contentLength(req.headers);
@@ -159,7 +140,7 @@ export function createTunnelHandler(options: TunnelOptions): TunnelHandler {
   /** The answer to a transfer the tunnel cut short. */
   function stopped(cause: StopCause): Rejection {
     if (cause === "too-large") return tooLarge(maxBodyBytes);
-    if (cause === "fragmented") return { status: 400, reason: FRAGMENTED_REASON };
+    if (cause === "fragmented") return badRequest(FRAGMENTED_REASON);
     // Else nobody reads the answer to a client gone; the status labels the log line.
     return refusedBody(cause, bodies.limits) ??
       { status: 400, reason: "client closed the connection before the body was complete" };

@@ -1,4 +1,4 @@
-/** The tunnel's decisions that need no I/O: refusals, the client's address, the ingest's headers. */
+/** The tunnel's decisions that need no I/O: refusals and the ingest's headers. */
 
 /** A 4xx/5xx the tunnel answers itself, with a one-line reason. */
 export interface Rejection {
@@ -7,28 +7,22 @@ export interface Rejection {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** A 400 with its reason. */
+export const badRequest = (reason: string): Rejection => ({ status: 400, reason });
+
 /** Refused whenever no header line can be read. */
-export const HEADER_MISSING: Rejection = {
-  status: 400,
-  reason: "envelope header line too long or missing",
-};
+export const HEADER_MISSING = badRequest("envelope header line too long or missing");
 
 /** Content encodings whose first line the tunnel can read. */
 export type Encoding = "gzip" | "deflate" | "br";
 
 /** Refused when the body does not decode in its declared Content-Encoding. */
-export const NOT_DECODABLE: Rejection = {
-  status: 400,
-  reason: "envelope body could not be decompressed",
-};
+export const NOT_DECODABLE = badRequest("envelope body could not be decompressed");
 
 // A Map, not an object: the key is the client's string (`__proto__` must find nothing).
-const ENCODINGS = new Map<string, Encoding>([
-  ["gzip", "gzip"],
-  ["x-gzip", "gzip"],
-  ["deflate", "deflate"],
-  ["br", "br"],
-]);
+const ENCODINGS = new Map<string, Encoding>(
+  [["gzip", "gzip"], ["x-gzip", "gzip"], ["deflate", "deflate"], ["br", "br"]],
+);
 
 /** How the body is encoded: null for identity, "unsupported" for anything else. */
 export function contentEncoding(value: string | null): Encoding | null | "unsupported" {
@@ -57,10 +51,10 @@ export function tooLarge(maxBodyBytes: number): Rejection {
 }
 
 /** The 429 in the form Sentry's SDKs obey: no category listed stops them all for a while. */
-export function rateLimited(retryAfterSeconds: number): Rejection {
+export function rateLimited(retryAfterSeconds: number, whose = "from this client"): Rejection {
   return {
     status: 429,
-    reason: "too many envelopes from this client; retry later",
+    reason: `too many envelopes ${whose}; retry later`,
     headers: {
       "retry-after": String(retryAfterSeconds),
       "x-sentry-rate-limits": `${retryAfterSeconds}::organization`,
@@ -68,22 +62,18 @@ export function rateLimited(retryAfterSeconds: number): Rejection {
   };
 }
 
-/** The 429 past the overall budget of a DSN: no set of client addresses spends more of the quota. */
-export function overBudget(retryAfterSeconds: number): Rejection {
-  return {
-    ...rateLimited(retryAfterSeconds),
-    reason: "too many envelopes for this DSN; retry later",
-  };
-}
+/** The longest User-Agent passed on: real browsers' are under 300 characters, and a client's
+ * 400 KB one would otherwise sit in the delivery queue beside each of its envelopes. */
+export const MAX_USER_AGENT_CHARS = 512;
 
 /** Headers for the ingest: the envelope type, and the client's encoding, address (if known; see
- * `clientAddress` in server/http/client_address.ts) and agent. */
+ * `clientAddress` in server/http/client_address.ts) and agent (cut). */
 export function upstreamHeaders(headers: Headers, clientIp: string) {
   const out: Record<string, string> = { "content-type": "application/x-sentry-envelope" };
   const encoding = headers.get("content-encoding");
   if (encoding !== null) out["content-encoding"] = encoding;
   if (clientIp !== "") out["x-sentry-forwarded-for"] = clientIp;
   const userAgent = headers.get("user-agent");
-  if (userAgent !== null) out["user-agent"] = userAgent;
+  if (userAgent !== null) out["user-agent"] = userAgent.slice(0, MAX_USER_AGENT_CHARS);
   return out;
 }

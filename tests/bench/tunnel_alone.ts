@@ -1,5 +1,5 @@
 /**
- * The tunnel's own handler (server/tunnel/handler.ts, configured as the app configures it) on a
+ * The tunnel's own handler (server/tunnel/handler.ts, configured as server/app.ts does) on a
  * bare `Deno.serve`, under V8's defaults like the forwarder: no Host or size checks, request id,
  * common headers or log line, no SDK and no young-generation cap. Against the forwarder it shows
  * what the tunnel's checks cost; against the app, what the rest of the app costs a tunnel request.
@@ -8,7 +8,8 @@
  *
  * Prints one JSON line `{"port":N}` once it listens.
  */
-import { configuredTunnel } from "../../server/app.ts";
+import { createTunnelHandler } from "../../server/tunnel/handler.ts";
+import { createBodyBudget } from "../../server/http/body_budget.ts";
 import { loadConfig } from "../../server/lifecycle/config.ts";
 import { createDeliveryQueue } from "../../server/delivery/queue.ts";
 
@@ -18,7 +19,14 @@ const delivery = createDeliveryQueue({
   maxBytes: config.deliveryQueueBytes,
   maxAgeMs: config.deliveryMaxAgeS * 1000,
 });
-const tunnel = configuredTunnel(config, delivery);
+// TUNNEL_RATE_LIMIT=0: no per-client limit nor per-DSN budget, as the app then builds it.
+const tunnel = createTunnelHandler({
+  allowedDsns: config.tunnelAllowedDsns,
+  maxBodyBytes: config.tunnelMaxBodyBytes,
+  trustProxy: config.trustProxy,
+  delivery,
+  bodies: createBodyBudget(config.bodies),
+});
 
 Deno.serve({
   hostname: "127.0.0.1",

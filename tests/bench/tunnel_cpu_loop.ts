@@ -27,7 +27,6 @@ try {
     maxBodyBytes: 1024 * 1024,
     trustProxy: false,
     bodies: defaultBodies(),
-    log: (record) => console.error(JSON.stringify(record)),
   });
   const info = {
     remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 1 },

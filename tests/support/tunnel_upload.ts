@@ -6,11 +6,7 @@ import { exchangeRaw } from "./raw_exchange.ts";
 import assert from "node:assert/strict";
 import { type Dsn, parseDsn } from "../../server/dsn.ts";
 import { BODY_DEFAULTS, createBodyBudget } from "../../server/http/body_budget.ts";
-import {
-  createTunnelHandler,
-  type TunnelOptions,
-  type TunnelRecord,
-} from "../../server/tunnel/handler.ts";
+import { createTunnelHandler, type TunnelOptions } from "../../server/tunnel/handler.ts";
 import {
   createDeliveryQueue,
   type DeliveryOptions,
@@ -34,10 +30,27 @@ export function defaultBodies(clientLimits = false) {
   return createBodyBudget({ ...BODY_DEFAULTS, clientLimits });
 }
 
-/** One line the tunnel logged (a refusal or a failure). */
-export type LogLine = TunnelRecord;
+/** One refusal of the tunnel: what it put in `ctx.refused` (the app's refusal log counts it),
+ * with the status it answered. */
+export interface LogLine {
+  readonly reason: string;
+  readonly status: number;
+  readonly bytes?: number;
+}
 
-/** A tunnel serving on 127.0.0.1, its URL and port, and the lines it logged. */
+type TunnelHandler = ReturnType<typeof createTunnelHandler>;
+
+/** Call `handler` as the app does, pushing each refusal it reports to `logs`. */
+export function recordingRefusals(handler: TunnelHandler, logs: LogLine[]) {
+  return async (req: Request, info: Deno.ServeHandlerInfo) => {
+    const ctx: Parameters<TunnelHandler>[2] = {};
+    const response = await handler(req, info, ctx);
+    if (ctx.refused) logs.push({ ...ctx.refused, status: response.status });
+    return response;
+  };
+}
+
+/** A tunnel serving on 127.0.0.1, its URL and port, and the refusals it reported. */
 export interface Tunnel extends AsyncDisposable {
   readonly url: string;
   readonly port: number;
@@ -74,13 +87,13 @@ export function startTunnel(
     maxBodyBytes: 8 * MiB,
     trustProxy: false,
     bodies: defaultBodies((options.rateLimit ?? 0) > 0),
-    log: (fields) => logs.push(fields),
     ...options,
   });
+  const recorded = recordingRefusals(handler, logs);
   let requests = 0;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req, info) => (requests++, handler(req, info)),
+    (req, info) => (requests++, recorded(req, info)),
   );
   return {
     url: `http://127.0.0.1:${server.addr.port}/monitoring`,

@@ -179,7 +179,12 @@ Deno.test({
   const target = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     seen.push([new URL(req.url).pathname, req.headers, await req.text()]);
     const status = req.method === "POST" ? 307 : 302;
-    const location = new URL(req.url).pathname === "/hop" ? "/away" : `${elsewhere.url}/landed`;
+    const path = new URL(req.url).pathname;
+    const location = path === "/hop"
+      ? "/away"
+      : path === "/to-data"
+      ? "data:text/plain,hi"
+      : `${elsewhere.url}/landed`;
     return new Response(null, { status, headers: { location } });
   });
   const targetUrl = `http://127.0.0.1:${target.addr.port}`;
@@ -187,7 +192,11 @@ Deno.test({
     "/data": async () => {
       const got = await fetch(`${targetUrl}/hop`, { headers: { authorization: "Bearer t" } });
       const posted = await fetch(`${targetUrl}/away`, { method: "POST", body: "payload" });
-      return { name: `${got.status} ${await got.text()} ${posted.status} ${got.url}` };
+      // The same target spelled otherwise is followed by hand too; a redirect off http(s) fails.
+      const upper = await fetch(`${targetUrl.replace("http:", "HTTP:")}/hop`);
+      const toData = await fetch(`${targetUrl}/to-data`).then((r) => r.status, (e) => e.name);
+      const name = `${got.status} ${await got.text()} ${posted.status} ${got.url}`;
+      return { name: `${name} ${upper.status} ${await upper.text()} ${toData}` };
     },
   };
   try {
@@ -223,18 +232,23 @@ Deno.test({
       headers: [["Host", "app.example"]],
     });
     assert.equal(page.status, 200);
-    assert.match(page.body, new RegExp(`Data for <!-- -->200 ok 200 ${elsewhere.url}/landed`));
+    const name = `200 ok 200 ${elsewhere.url}/landed 200 ok TypeError`;
+    assert.match(page.body, new RegExp(`Data for <!-- -->${name}`));
   } finally {
     await target.shutdown();
   }
   // The target got the trace on each hop; the host it sent the fetch to got neither header,
   // nor the credentials (another origin), and the POST arrived as a POST with its body.
-  assert.deepEqual(seen.map(([path, , body]) => [path, body]), [["/hop", ""], ["/away", ""], [
-    "/away",
-    "payload",
-  ]]);
+  assert.deepEqual(seen.map(([path, , body]) => [path, body]), [
+    ["/hop", ""],
+    ["/away", ""],
+    ["/away", "payload"],
+    ["/hop", ""],
+    ["/away", ""],
+    ["/to-data", ""],
+  ]);
   for (const [, headers] of seen) assert.match(headers.get("sentry-trace") ?? "", /^[0-9a-f]{32}-/);
-  assert.equal(elsewhere.seen.length, 2);
+  assert.equal(elsewhere.seen.length, 3);
   for (const headers of elsewhere.seen) {
     assert.equal(headers.get("sentry-trace"), null);
     assert.equal(headers.get("baggage"), null);

@@ -3,19 +3,33 @@ import {
   createCspReportHandler,
   CSP_REPORT_MAX_BYTES,
 } from "../../../server/tunnel/csp_reports.ts";
-import type { Decision, Outgoing } from "../../../server/delivery/queue.ts";
+import {
+  createDeliveryQueue,
+  type Decision,
+  type DeliveryQueue,
+  type Outgoing,
+} from "../../../server/delivery/queue.ts";
+import { parseDsn } from "../../../server/dsn.ts";
+import { categoriesOf } from "../../../server/delivery/outcome.ts";
+import { createDsnBudget, type DsnBudget } from "../../../server/tunnel/handler.ts";
 import { defaultBodies } from "../../support/tunnel_upload.ts";
 
 const TARGET = "https://ingest.example/api/1/security/?sentry_key=k";
 const REPORT = { "csp-report": { "violated-directive": "img-src", "blocked-uri": "https://x" } };
 
 /** The handler on a real socket, with a forward that records what it was given. */
-function serve(options: { rateLimit?: number; answer?: () => Decision } = {}) {
-  const forwarded: { url: string; body: unknown; headers: Record<string, string>; key: string }[] =
-    [];
+function serve(
+  options: {
+    rateLimit?: number;
+    answer?: () => Decision;
+    dsnBudget?: DsnBudget;
+    delivery?: Pick<DeliveryQueue, "enqueue">;
+  } = {},
+) {
+  const forwarded: (Omit<Outgoing, "body"> & { body: unknown })[] = [];
   const delivery = {
-    enqueue: ({ url, body, headers, key }: Outgoing): Decision => {
-      forwarded.push({ url, body: JSON.parse(new TextDecoder().decode(body)), headers, key });
+    enqueue: (e: Outgoing): Decision => {
+      forwarded.push({ ...e, body: JSON.parse(new TextDecoder().decode(e.body)) });
       return options.answer?.() ?? { status: 200 };
     },
   };
@@ -25,7 +39,8 @@ function serve(options: { rateLimit?: number; answer?: () => Decision } = {}) {
     rateLimit: options.rateLimit ?? 0,
     bodies: defaultBodies(),
     key: "k",
-    delivery,
+    delivery: options.delivery ?? delivery,
+    dsnBudget: options.dsnBudget,
   });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
   const post = async (body: BodyInit, type: string) => {
@@ -50,6 +65,20 @@ Deno.test("CSP reports: both content types are forwarded to the security endpoin
     [TARGET, batch, "application/reports+json"],
   ]);
   assert.equal(s.forwarded[0].headers["x-sentry-forwarded-for"], "127.0.0.1");
+  // Sentry's "security" category: an ingest's limit on it alone holds reports back.
+  for (const { itemTypes } of s.forwarded) assert.deepEqual(categoriesOf(itemTypes), ["security"]);
+});
+
+Deno.test("CSP reports: the DSN's overall budget (the tunnel's) answers 429, nothing queued", async () => {
+  const budget = createDsnBudget(2, () => 0);
+  assert.equal(budget("k"), undefined, "an envelope of the tunnel spends one");
+  await using s = serve({ dsnBudget: budget });
+  assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 204);
+  const res = await s.post(JSON.stringify(REPORT), "application/csp-report");
+  assert.equal(res.status, 429);
+  assert.match(res.text, /too many envelopes for this DSN/);
+  assert.match(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
+  assert.equal(s.forwarded.length, 1);
 });
 
 Deno.test("CSP reports: bad input is a 4xx with a one-line reason, and nothing is forwarded", async () => {
@@ -101,4 +130,33 @@ Deno.test("CSP reports: the queue's refusal (rate limited, full) is the browser'
   const full = { "retry-after": "5" };
   await using s = serve({ answer: () => ({ status: 503, reason: "queue full", headers: full }) });
   assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 503);
+});
+
+Deno.test("CSP reports: an ingest's limit on the security category alone holds them back", async () => {
+  let sent = 0;
+  const ingest: typeof fetch = async (_url, init) => {
+    sent++;
+    await new Response(init?.body).arrayBuffer();
+    const headers = { "x-sentry-rate-limits": "60:security:key" };
+    return new Response(null, { status: 429, headers });
+  };
+  const dsns = [parseDsn("https://k@ingest.example/1")!];
+  const delivery = createDeliveryQueue({
+    dsns,
+    maxBytes: 1 << 20,
+    maxAgeMs: 60_000,
+    fetch: ingest,
+  });
+  try {
+    await using s = serve({ delivery });
+    assert.equal((await s.post(JSON.stringify(REPORT), "application/csp-report")).status, 204);
+    assert.ok(await delivery.flush(5_000));
+    const held = await s.post(JSON.stringify(REPORT), "application/csp-report");
+    assert.equal(held.status, 429);
+    assert.match(held.headers.get("x-sentry-rate-limits") ?? "", /^(59|60):security:key$/);
+    assert.ok(await delivery.flush(5_000));
+    assert.equal(sent, 1, "the second report never reached the ingest");
+  } finally {
+    await delivery.close();
+  }
 });

@@ -143,7 +143,6 @@ test("a small envelope is read whole without building its body stream", async ()
     maxBodyBytes: MiB,
     trustProxy: false,
     bodies: defaultBodies(),
-    log: () => {},
   });
   const envelope = buildEnvelope(ingest.dsn(), randomBytes(2000));
   const req = new Request("http://127.0.0.1/monitoring", {

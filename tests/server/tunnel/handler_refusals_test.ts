@@ -37,7 +37,6 @@ test("an envelope for a DSN that is not allowed is refused and goes nowhere", as
   assert.equal(ingest.started, 0);
   assert.equal(tunnel.logs.length, refused.length);
   assert.deepEqual(tunnel.logs[0], {
-    msg: "tunnel",
     reason: "envelope DSN is not allowed here",
     status: 403,
     bytes: buildEnvelope(refused[0], randomBytes(100)).byteLength,
