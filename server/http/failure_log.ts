@@ -137,9 +137,7 @@ export class FailureLog {
   #writeSafely(entry: string): void {
     try {
       this.#write(entry);
-    } catch {
-      // Nowhere left to say it.
-    }
+    } catch { /* nowhere left to say it */ }
   }
 }
 

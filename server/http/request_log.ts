@@ -94,9 +94,7 @@ export function createLogWriter(
       let written = 0;
       try {
         while (written < bytes.length) written += await out.write(bytes.subarray(written));
-      } catch {
-        // Counted below, and said in the next write.
-      }
+      } catch { /* counted below, and said in the next write */ }
       if (written < bytes.length) dropped += inWrite;
       // A write that wrote nothing leaves a line an earlier one cut short as it was.
       torn = written < bytes.length && (written > 0 || torn);

@@ -87,10 +87,5 @@ export async function createServerApp(env = readEnv()) {
     const handedOver = requests.then(() => monitoring.flush(FLUSH_TIMEOUT_MS));
     return delivery?.drain(QUEUE_DRAIN_MS, handedOver) ?? handedOver;
   };
-  return {
-    config,
-    release,
-    stop,
-    handler: dev ? dev.wrap(app) : app,
-  };
+  return { config, release, stop, handler: dev ? dev.wrap(app) : app };
 }

@@ -89,7 +89,7 @@ export const text = (raw: string): string => raw;
 const trustProxy = (raw: string): TrustProxy => {
   if (/^(true|false|yes|no|on|off|0|1)$/i.test(raw)) return boolean(raw);
   if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw) };
-  const ranges = ipRanges(list((each) => each)(raw));
+  const ranges = ipRanges(list(text)(raw));
   if (typeof ranges !== "string") return { hops: 0, ranges };
   return expected("true, false, a hop count or addresses like 10.0.0.0/8", ranges);
 };
@@ -111,8 +111,8 @@ const VARIABLES = {
   HOST: host,
   ALLOWED_HOSTS: list(hostName),
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
-  SENTRY_ENVIRONMENT: (raw: string) => raw,
-  SENTRY_RELEASE: (raw: string) => raw,
+  SENTRY_ENVIRONMENT: text,
+  SENTRY_RELEASE: text,
   SENTRY_TRACES_SAMPLE_RATE: rate,
   SENTRY_ENABLE_LOGS: boolean,
   SENTRY_REPLAYS_SESSION_SAMPLE_RATE: rate,
@@ -141,14 +141,13 @@ const VARIABLES = {
   DEV_INBOX: boolean,
 };
 type Name = keyof typeof VARIABLES;
+const NAMES = Object.keys(VARIABLES) as Name[];
 
 /** The variables {@link loadConfig} reads in production. */
-export const CONFIG_VARIABLES = (Object.keys(VARIABLES) as Name[]).filter((name) =>
-  !name.startsWith("DEV_")
-);
+export const CONFIG_VARIABLES = NAMES.filter((name) => !name.startsWith("DEV_"));
 
 /** The development switches, granted by `deno task dev` only. */
-export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
+export const DEV_VARIABLES = NAMES.filter((name) => name.startsWith("DEV_"));
 
 /** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
 export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
@@ -251,6 +250,9 @@ export function readVariable<T>(name: string, reader: (raw: string) => T, raw?: 
 }
 
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
+// Without `variable`: whether the whole environment is readable.
+const granted = (variable?: string) =>
+  Deno.permissions.querySync({ name: "env", variable }).state === "granted";
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
@@ -261,8 +263,6 @@ export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
  * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}.
  */
 export function readEnv(): Record<string, string | undefined> {
-  const granted = (variable?: string) =>
-    Deno.permissions.querySync({ name: "env", variable }).state === "granted";
   const named = Deno.args.find((arg) => arg.startsWith(PUBLIC_VARIABLES_FLAG));
   const publicNames = granted()
     ? Object.keys(Deno.env.toObject())
@@ -290,9 +290,7 @@ export function defineSettings<const T extends Table>(table: T): Settings<T> {
   for (const [name, reader] of Object.entries(table)) {
     try {
       // The launcher grants each declared name: the server was started some other way.
-      if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-        throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
-      }
+      if (!granted(name)) throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
       values[name] = readVariable(name, reader, Deno.env.get(name));
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

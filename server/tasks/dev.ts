@@ -126,22 +126,14 @@ function serveError(failure: Failure): void {
   const onListen = () => console.error(shown);
   const handler = (req: Request) => reload(req) ?? errorResponse(req, failure);
   const server = Deno.serve({ ...address, onListen }, handler);
-  current = {
-    stop() {
-      closed.abort();
-      return server.shutdown();
-    },
-  };
+  current = { stop: () => (closed.abort(), server.shutdown()) };
 }
 
 let pending = false;
 const schedule = () => {
   if (pending) return;
   pending = true;
-  serially(() => {
-    pending = false;
-    return restart();
-  });
+  serially(() => (pending = false, restart()));
 };
 const watchers = [Deno.watchFs(["client", "server"]), Deno.watchFs(".", { recursive: false })];
 console.log("dev: watching client/, server/, main.ts, deno.json: a save restarts, reloads");
