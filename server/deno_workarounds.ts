@@ -16,14 +16,12 @@ export class InFlight {
   track(handler: Handler): Handler {
     return (req, info) => {
       this.#count++;
+      let res: ReturnType<Handler> | undefined;
       try {
-        const res = handler(req, info);
-        if (res instanceof Promise) return res.finally(() => this.#done());
-        this.#done();
-        return res;
-      } catch (error) {
-        this.#done();
-        throw error;
+        res = handler(req, info);
+        return res instanceof Promise ? res.finally(() => this.#done()) : res;
+      } finally {
+        if (!(res instanceof Promise)) this.#done(); // answered or thrown at once
       }
     };
   }

@@ -116,10 +116,9 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
 async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
   // All of server/: server/pages.ts bundles whatever server modules its loaders import.
-  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")]
-    .sort();
+  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")];
   const parts: BlobPart[] = [];
-  for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
+  for (const file of files.sort()) parts.push(`\0${file}\0`, await Deno.readFile(file));
   return await sha256Hex(parts);
 }
 
@@ -154,22 +153,18 @@ export async function incrementalBuild() {
       await server.rebuild();
       // Never up to date for `build --if-needed`: production must build again.
       await finishBuild(metafile!, "development", false);
-      await removeStaleOutputs(metafile!);
+      // Every rebuild writes new hashed names: delete the previous ones (and a production
+      // build's compressed copies) so static/ holds one build. Dot files (the manifest) stay.
+      const keep = new Set(Object.keys(metafile!.outputs));
+      for (const file of await listFiles(BUILD_DIR)) {
+        const path = `${BUILD_DIR}/${file}`;
+        if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
+          await Deno.remove(path).catch(() => {});
+        }
+      }
     },
     dispose,
   };
-}
-
-// Every rebuild writes new hashed names: delete the previous ones (and a production build's
-// compressed copies) so static/ holds one build. Dot files (the manifest) stay.
-async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
-  const keep = new Set(Object.keys(metafile.outputs));
-  for (const file of await listFiles(BUILD_DIR)) {
-    const path = `${BUILD_DIR}/${file}`;
-    if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
-      await Deno.remove(path).catch(() => {});
-    }
-  }
 }
 
 /** Add debug ids (and with `compress`, `.br`/`.gz` copies), then write the manifest. */

@@ -36,9 +36,7 @@ export class DevInbox {
    * no envelope. */
   add(bytes: Uint8Array, source: InboxEntry["source"]): void {
     for (const [{ type }, payload] of parseEnvelope(bytes)[1]) {
-      if (typeof payload !== "object" || payload === null || payload instanceof Uint8Array) {
-        continue;
-      }
+      if (payload instanceof Uint8Array || typeof payload !== "object" || !payload) continue;
       for (const entry of toEntries(String(type), payload as Item)) {
         // Cut: the page lists 200 entries, and a message can be megabytes.
         const { title, stack } = entry;

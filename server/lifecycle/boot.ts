@@ -65,11 +65,8 @@ export async function createServerApp(env = readEnv()) {
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
   // Pages with loaders render per request: only then does React's server renderer load.
-  const live = pages.live.length === 0
-    ? undefined
-    : await import("../page/render.ts").then(async (m) =>
-      m.livePages(await m.importServerBundle())
-    );
+  const render = pages.live.length > 0 ? await import("../page/render.ts") : undefined;
+  const live = render && render.livePages(await render.importServerBundle());
   const app = createApp({
     config,
     manifest,
