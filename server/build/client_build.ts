@@ -1,7 +1,5 @@
-/**
- * The client build: esbuild bundles `client/` into content-hashed ESM in `static/build/`, with
- * Sentry debug ids, precompressed copies and the manifest the server reads.
- */
+/** The client build: esbuild bundles `client/` into content-hashed ESM in `static/build/`, with
+ * Sentry debug ids, precompressed copies and the manifest the server reads. */
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../http/compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
@@ -23,11 +21,9 @@ const [REPLAY_WORKER, REPLAY_WORKER_OUT] = ["@sentry/replay/worker-bundler", "re
 const PAGES_DIR = "client/pages";
 const PAGES_MODULE = "server/pages.ts";
 
-/**
- * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
+/** esbuild options for the browser's bundle (the shell's entry and one per page module) and the
  * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
- * Deno cannot import CSS, so the server's drops it; npm packages stay external.
- */
+ * Deno cannot import CSS, so the server's drops it; npm packages stay external. */
 async function esbuildOptions(mode: "production" | "development"): Promise<esbuild.BuildOptions[]> {
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());

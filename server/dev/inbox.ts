@@ -1,7 +1,5 @@
-/**
- * The dev inbox: monitoring without Sentry. Both SDKs use {@link DEV_INBOX_DSN}; the tunnel's fetch
- * and the server's transport hand envelopes here, so nothing leaves the machine.
- */
+/** The dev inbox: monitoring without Sentry. Both SDKs use {@link DEV_INBOX_DSN}; the tunnel's
+ * fetch and the server's transport hand envelopes here, so nothing leaves the machine. */
 import {
   type BaseTransportOptions,
   createTransport,

@@ -64,8 +64,7 @@ export class ErrorLimit {
 }
 
 // Caps on the parts of a key: a message can embed request data of any length.
-const MAX_NAME = 100;
-const MAX_MESSAGE = 200;
+const MAX_NAME = 100, MAX_MESSAGE = 200;
 
 /** Errors are "the same" by type and top three frames sans line:col (as Sentry), else message. */
 export function errorKey(error: unknown): string {

@@ -120,10 +120,8 @@ export function createLogWriter(
       hurry = draining !== undefined;
       wake();
       let timer;
-      await Promise.race([
-        draining,
-        new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
-      ]);
+      const late = new Promise((resolve) => timer = setTimeout(resolve, timeoutMs));
+      await Promise.race([draining, late]);
       clearTimeout(timer);
       return dropped + queue.length + inWrite;
     },

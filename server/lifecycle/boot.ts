@@ -11,10 +11,8 @@ import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
 import { FLUSH_TIMEOUT_MS, QUEUE_DRAIN_MS, STATIC_DIR } from "../constants.ts";
 
-/**
- * What development adds (server/dev/boot.ts); declared here so production never imports a dev
- * module, not even for its types.
- */
+/** What development adds (server/dev/boot.ts); declared here so production never imports a dev
+ * module, not even for its types. */
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
   readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
@@ -45,16 +43,15 @@ export async function createServerApp(env = readEnv()) {
   const pages = await (dev?.renderPages?.() ?? readRenderedPages().catch(asStartupError));
   const staticIndex = await indexStaticFiles(STATIC_DIR, config);
   const release = config.sentryRelease ?? manifest.buildId;
-  // Taken before monitoring starts: the queue's upstream requests must not be instrumented.
-  const upstreamFetch = dev?.tunnelFetch(globalThis.fetch);
-  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is.
+  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is. Its fetch
+  // is taken before monitoring starts: the queue's upstream requests must not be instrumented.
   const delivery = config.tunnelAllowedDsns.length === 0
     ? undefined
     : (await import("../delivery/queue.ts")).createDeliveryQueue({
       dsns: config.tunnelAllowedDsns,
       maxBytes: config.deliveryQueueBytes,
       maxAgeMs: config.deliveryMaxAgeS * 1000,
-      fetch: upstreamFetch,
+      fetch: dev?.tunnelFetch(globalThis.fetch),
     });
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined

@@ -1,7 +1,5 @@
-/**
- * Configuration, read once from the environment and validated: a bad value is a ConfigError
- * naming the variable and what it expected, and start-up stops with that one line.
- */
+/** Configuration, read once from the environment and validated: a bad value is a ConfigError naming
+ * the variable and what it expected, and start-up stops with that one line. */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
 import { BODY_DEFAULTS } from "../http/body_budget.ts";
@@ -258,10 +256,8 @@ const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
 
-/**
- * The config variables, granted dev switches and `PUBLIC_*` variables: all where the whole
- * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}.
- */
+/** The config variables, granted dev switches and `PUBLIC_*` variables: all where the whole
+ * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}. */
 export function readEnv(): Record<string, string | undefined> {
   const named = Deno.args.find((arg) => arg.startsWith(PUBLIC_VARIABLES_FLAG));
   const publicNames = granted()
@@ -281,10 +277,8 @@ export type Settings<T extends Table> = { readonly [K in keyof T]: ReturnType<T[
 /** The first bad app setting {@link defineSettings} met: start-up stops on it. */
 export let badSetting: ConfigError | undefined;
 
-/**
- * Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
- * left unset and kept for start-up to stop on ({@link badSetting}).
- */
+/** Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
+ * left unset and kept for start-up to stop on ({@link badSetting}). */
 export function defineSettings<const T extends Table>(table: T): Settings<T> {
   const values = Object.fromEntries(Object.keys(table).map((name) => [name, undefined as unknown]));
   for (const [name, reader] of Object.entries(table)) {

@@ -1,8 +1,6 @@
-/**
- * `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
- * reloads the page; while broken, this process (loaded before any edit) serves the error page.
- * It stops, with the server and esbuild, once the command that started it has ended.
- */
+/** `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
+ * reloads the page; while broken, this process (loaded before any edit) serves the error page. It
+ * stops, with the server and esbuild, once the command that started it has ended. */
 import * as esbuild from "esbuild";
 import { incrementalBuild } from "../build/client_build.ts";
 import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
