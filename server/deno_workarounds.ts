@@ -89,8 +89,7 @@ const RECOVERED_AFTER_MS = 5_000;
 export function listen(options: ListenOptions, handler: Handler): Listening {
   // Every server started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
-  let stopping = false;
-  let outage = false;
+  let stopping = false, outage = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const serve = (port: number, onListen: (addr: Deno.NetAddr) => void) => {

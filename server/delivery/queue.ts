@@ -212,9 +212,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (sending.size === 0 && head === entries.length) idle?.();
   };
 
-  const stopProbing = () => {
-    if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
-  };
+  const stopProbing = () => (timers.clear(probeTimer), probeTimer = undefined);
 
   return {
     /** Queue an envelope, or refuse it: rate-limited by the ingest (429), or no room (503). */

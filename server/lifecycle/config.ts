@@ -265,7 +265,7 @@ export function readEnv(): Record<string, string | undefined> {
     : named?.slice(PUBLIC_VARIABLES_FLAG.length).split(",") ?? [];
   const names = [
     ...CONFIG_VARIABLES,
-    ...DEV_VARIABLES.filter((name) => granted(name)),
+    ...DEV_VARIABLES.filter(granted),
     ...publicNames.filter((name) => PUBLIC_NAME.test(name)),
   ];
   return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));

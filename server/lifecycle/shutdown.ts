@@ -12,12 +12,8 @@ export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
  * kernel closes it however the launcher ends, even by SIGKILL. Returns a function that asks for the
  * same stop (once, like the signals), for other reasons to stop. */
 export function onStopRequest(stop: () => void | Promise<void>): () => void {
-  let stopping = false;
-  const once = () => {
-    if (stopping) return;
-    stopping = true;
-    return stop();
-  };
+  let stopping: Promise<void> | undefined;
+  const once = () => stopping ??= Promise.try(stop);
   for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, once);
   if (Deno.args.includes(STDIN_LIFELINE_FLAG)) {
     Deno.stdin.readable.pipeTo(new WritableStream()).catch(() => {}).finally(once);
