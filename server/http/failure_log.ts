@@ -122,9 +122,8 @@ export class FailureLog {
 
   /** Log `line` and the error with its stack, unless that error is over its limit. Never throws. */
   failed(line: string, error: unknown): void {
-    if (this.#limit.admit(error)) {
-      this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
-    }
+    if (!this.#limit.admit(error)) return;
+    this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
   }
 
   /** Write the count of what was held back now (at shutdown). */

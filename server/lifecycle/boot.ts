@@ -4,7 +4,7 @@ import type { Handler } from "../http/request_context.ts";
 import { badSetting, loadConfig, readEnv, StartupError } from "./config.ts";
 import "../settings.ts"; // read as it loads: a bad app setting stops start-up below
 import { readManifest } from "../build/manifest.ts";
-import type { startMonitoring } from "../monitoring/sentry.ts";
+import type { MonitoringOptions } from "../monitoring/sentry.ts";
 import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
@@ -15,7 +15,7 @@ import { FLUSH_TIMEOUT_MS, QUEUE_DRAIN_MS, STATIC_DIR } from "../constants.ts";
  * module, not even for its types. */
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
-  readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
+  readonly transport?: MonitoringOptions["transport"];
   tunnelFetch(upstream: typeof fetch): typeof fetch;
   readonly renderPages?: () => Promise<RenderedPages>;
   /** The dev error page for a loader that threw, in place of the app's 500 page. */

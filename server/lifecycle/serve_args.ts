@@ -57,9 +57,7 @@ export function parseAppPermissions(denoJson: string): AppPermissions {
   };
   if (typeof app !== "object" || app === null || Array.isArray(app)) fail("", "an object");
   for (const [kind, value] of Object.entries(app as object)) {
-    if (!(KINDS as readonly string[]).includes(kind)) {
-      fail(`.${kind}`, `one of ${KINDS.join(", ")}`);
-    }
+    if (!KINDS.includes(kind as Kind)) fail(`.${kind}`, `one of ${KINDS.join(", ")}`);
     // A comma would end the value early in Deno's --allow-* list.
     const listed = Array.isArray(value) &&
       value.every((v) => typeof v === "string" && v !== "" && !v.includes(","));
