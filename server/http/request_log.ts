@@ -1,6 +1,5 @@
 /** A line per request, refusals counted (JSON or text) to stdout, never making the server wait;
  * client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line. */
-
 import type { RefusalLine } from "./refusal_log.ts";
 
 export type LogFormat = "json" | "text";
