@@ -16,14 +16,12 @@ export class InFlight {
   track(handler: Handler): Handler {
     return (req, info) => {
       this.#count++;
+      let res: ReturnType<Handler> | undefined;
       try {
-        const res = handler(req, info);
-        if (res instanceof Promise) return res.finally(() => this.#done());
-        this.#done();
-        return res;
-      } catch (error) {
-        this.#done();
-        throw error;
+        res = handler(req, info);
+        return res instanceof Promise ? res.finally(() => this.#done()) : res;
+      } finally {
+        if (!(res instanceof Promise)) this.#done(); // answered or thrown at once
       }
     };
   }
@@ -91,8 +89,7 @@ const RECOVERED_AFTER_MS = 5_000;
 export function listen(options: ListenOptions, handler: Handler): Listening {
   // Every server started: an old one still serves the connections it accepted.
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
-  let stopping = false;
-  let outage = false;
+  let stopping = false, outage = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const serve = (port: number, onListen: (addr: Deno.NetAddr) => void) => {

@@ -1,7 +1,5 @@
-/**
- * The client build: esbuild bundles `client/` into content-hashed ESM in `static/build/`, with
- * Sentry debug ids, precompressed copies and the manifest the server reads.
- */
+/** The client build: esbuild bundles `client/` into content-hashed ESM in `static/build/`, with
+ * Sentry debug ids, precompressed copies and the manifest the server reads. */
 import * as esbuild from "esbuild";
 import { compressCopies, ENCODED_SUFFIX, isCompressible } from "../http/compress.ts";
 import { writeDebugId } from "./debug_ids.ts";
@@ -23,11 +21,9 @@ const [REPLAY_WORKER, REPLAY_WORKER_OUT] = ["@sentry/replay/worker-bundler", "re
 const PAGES_DIR = "client/pages";
 const PAGES_MODULE = "server/pages.ts";
 
-/**
- * esbuild options for the browser's bundle (the shell's entry and one per page module) and the
+/** esbuild options for the browser's bundle (the shell's entry and one per page module) and the
  * server's (the declared pages, `App`, and each page module's exports, to find a page's module).
- * Deno cannot import CSS, so the server's drops it; npm packages stay external.
- */
+ * Deno cannot import CSS, so the server's drops it; npm packages stay external. */
 async function esbuildOptions(mode: "production" | "development"): Promise<esbuild.BuildOptions[]> {
   const production = mode === "production";
   const importCheck = sentryImportCheck(Deno.cwd());
@@ -116,10 +112,9 @@ async function sha256Hex(parts: BlobPart[]): Promise<string> {
 async function hashInputs(): Promise<string> {
   const under = async (dir: string) => (await listFiles(dir)).map((file) => `${dir}/${file}`);
   // All of server/: server/pages.ts bundles whatever server modules its loaders import.
-  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")]
-    .sort();
+  const files = ["deno.json", "deno.lock", ...await under("client"), ...await under("server")];
   const parts: BlobPart[] = [];
-  for (const file of files) parts.push(`\0${file}\0`, await Deno.readFile(file));
+  for (const file of files.sort()) parts.push(`\0${file}\0`, await Deno.readFile(file));
   return await sha256Hex(parts);
 }
 
@@ -154,22 +149,18 @@ export async function incrementalBuild() {
       await server.rebuild();
       // Never up to date for `build --if-needed`: production must build again.
       await finishBuild(metafile!, "development", false);
-      await removeStaleOutputs(metafile!);
+      // Every rebuild writes new hashed names: delete the previous ones (and a production
+      // build's compressed copies) so static/ holds one build. Dot files (the manifest) stay.
+      const keep = new Set(Object.keys(metafile!.outputs));
+      for (const file of await listFiles(BUILD_DIR)) {
+        const path = `${BUILD_DIR}/${file}`;
+        if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
+          await Deno.remove(path).catch(() => {});
+        }
+      }
     },
     dispose,
   };
-}
-
-// Every rebuild writes new hashed names: delete the previous ones (and a production build's
-// compressed copies) so static/ holds one build. Dot files (the manifest) stay.
-async function removeStaleOutputs(metafile: esbuild.Metafile): Promise<void> {
-  const keep = new Set(Object.keys(metafile.outputs));
-  for (const file of await listFiles(BUILD_DIR)) {
-    const path = `${BUILD_DIR}/${file}`;
-    if (!file.split("/").some((part) => part.startsWith(".")) && !keep.has(path)) {
-      await Deno.remove(path).catch(() => {});
-    }
-  }
 }
 
 /** Add debug ids (and with `compress`, `.br`/`.gz` copies), then write the manifest. */

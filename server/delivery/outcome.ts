@@ -5,12 +5,9 @@ import { envelopeItemTypeToDataCategory, type RateLimits, updateRateLimits } fro
 /** A send's result: the ingest's answer, or none at all (refused, reset, timed out). */
 export type SendResult = { readonly status: number; readonly headers: Headers } | "no-answer";
 
-/** Sent (2xx); never to be sent again (a 4xx, a redirect); or worth sending again later. */
-export type Verdict = "done" | "final" | "retry";
-
-/** As Relay: no answer and 502/503/504 are the ingest's trouble and retried; a 429 is final (its
- * limit is remembered), as are 400, 403, 413 and the rest. */
-export function verdict(result: SendResult): Verdict {
+/** Sent (2xx) is done; a 4xx or a redirect is final, never sent again; as Relay, no answer and
+ * 502/503/504 are the ingest's trouble and retried. A 429 is final (its limit is remembered). */
+export function verdict(result: SendResult): "done" | "final" | "retry" {
   if (result === "no-answer") return "retry";
   const { status } = result;
   if (status >= 200 && status < 300) return "done";

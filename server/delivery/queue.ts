@@ -89,10 +89,9 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   const count = (e: { key: string; categories: readonly string[] }, reason: string) => {
     logged.set(reason, (logged.get(reason) ?? 0) + 1);
     if (reason.startsWith("ingest")) return; // the ingest counted those itself
-    const perKey = dropped.get(e.key) ?? dropped.set(e.key, new Map()).get(e.key)!;
+    const perKey = dropped.getOrInsertComputed(e.key, () => new Map());
     for (const category of e.categories.length ? e.categories : ["default"]) {
-      const id = `${reason}\t${category}`;
-      (perKey.get(id) ?? perKey.set(id, { reason, category, quantity: 0 }).get(id)!).quantity++;
+      perKey.getOrInsert(`${reason}\t${category}`, { reason, category, quantity: 0 }).quantity++;
     }
   };
 
@@ -213,9 +212,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     if (sending.size === 0 && head === entries.length) idle?.();
   };
 
-  const stopProbing = () => {
-    if (probeTimer !== undefined) timers.clear(probeTimer), probeTimer = undefined;
-  };
+  const stopProbing = () => (timers.clear(probeTimer), probeTimer = undefined);
 
   return {
     /** Queue an envelope, or refuse it: rate-limited by the ingest (429), or no room (503). */
@@ -256,8 +253,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       if (probeTimer !== undefined) stopProbing(), probeDue = true;
       pump(); // the probe goes now, while the requests still under way finish
       if (!await this.flush(timeoutMs, more)) {
-        const left = entries.length - head + sending.size;
-        log(`delivery: ${left} envelopes (${held} bytes) not sent before shutdown`);
+        log(`delivery: ${this.held.envelopes} envelopes (${held} bytes) not sent before shutdown`);
       }
       await this.close();
       report(clock()); // the drops meanwhile

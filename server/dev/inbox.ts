@@ -37,9 +37,8 @@ export class DevInbox {
       if (typeof payload !== "object" || !payload || payload instanceof Uint8Array) continue;
       for (const entry of toEntries(String(type), payload as Item)) {
         // Cut: the page lists 200 entries, and a message can be megabytes.
-        const { title, stack } = entry;
-        const cut = stack === undefined ? {} : { stack: stack.slice(0, 10_000) };
-        this.entries.push({ source, ...entry, title: title.slice(0, 1000), ...cut });
+        const cut = entry.stack === undefined ? {} : { stack: entry.stack.slice(0, 10_000) };
+        this.entries.push({ source, ...entry, title: entry.title.slice(0, 1000), ...cut });
         if (this.entries.length > this.limit) this.entries.shift();
       }
     }

@@ -64,8 +64,7 @@ export class ErrorLimit {
 }
 
 // Caps on the parts of a key: a message can embed request data of any length.
-const MAX_NAME = 100;
-const MAX_MESSAGE = 200;
+const MAX_NAME = 100, MAX_MESSAGE = 200;
 
 /** Errors are "the same" by type and top three frames sans line:col (as Sentry), else message. */
 export function errorKey(error: unknown): string {
@@ -123,9 +122,8 @@ export class FailureLog {
 
   /** Log `line` and the error with its stack, unless that error is over its limit. Never throws. */
   failed(line: string, error: unknown): void {
-    if (this.#limit.admit(error)) {
-      this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
-    }
+    if (!this.#limit.admit(error)) return;
+    this.#writeSafely(`${line} ${permissionHint(error) ?? shown(error)}`);
   }
 
   /** Write the count of what was held back now (at shutdown). */
@@ -137,9 +135,7 @@ export class FailureLog {
   #writeSafely(entry: string): void {
     try {
       this.#write(entry);
-    } catch {
-      // Nowhere left to say it.
-    }
+    } catch { /* nowhere left to say it */ }
   }
 }
 

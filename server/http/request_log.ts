@@ -1,6 +1,5 @@
 /** A line per request, refusals counted (JSON or text) to stdout, never making the server wait;
  * client strings are escaped (C0, C1, bidi, U+FEFF) so none can forge or hide a line. */
-
 import type { RefusalLine } from "./refusal_log.ts";
 
 export type LogFormat = "json" | "text";
@@ -94,9 +93,7 @@ export function createLogWriter(
       let written = 0;
       try {
         while (written < bytes.length) written += await out.write(bytes.subarray(written));
-      } catch {
-        // Counted below, and said in the next write.
-      }
+      } catch { /* counted below, and said in the next write */ }
       if (written < bytes.length) dropped += inWrite;
       // A write that wrote nothing leaves a line an earlier one cut short as it was.
       torn = written < bytes.length && (written > 0 || torn);
@@ -122,10 +119,8 @@ export function createLogWriter(
       hurry = draining !== undefined;
       wake();
       let timer;
-      await Promise.race([
-        draining,
-        new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
-      ]);
+      const late = new Promise((resolve) => timer = setTimeout(resolve, timeoutMs));
+      await Promise.race([draining, late]);
       clearTimeout(timer);
       return dropped + queue.length + inWrite;
     },

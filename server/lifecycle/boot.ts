@@ -4,20 +4,18 @@ import type { Handler } from "../http/request_context.ts";
 import { badSetting, loadConfig, readEnv, StartupError } from "./config.ts";
 import "../settings.ts"; // read as it loads: a bad app setting stops start-up below
 import { readManifest } from "../build/manifest.ts";
-import type { startMonitoring } from "../monitoring/sentry.ts";
+import type { MonitoringOptions } from "../monitoring/sentry.ts";
 import { MONITORING_OFF } from "../monitoring/monitoring.ts";
 import { missingPermission, runtimePermissions } from "./preflight.ts";
 import { indexStaticFiles } from "../http/static_files.ts";
 import { readRenderedPages, type RenderedPages } from "../page/rendered_pages.ts";
 import { FLUSH_TIMEOUT_MS, QUEUE_DRAIN_MS, STATIC_DIR } from "../constants.ts";
 
-/**
- * What development adds (server/dev/boot.ts); declared here so production never imports a dev
- * module, not even for its types.
- */
+/** What development adds (server/dev/boot.ts); declared here so production never imports a dev
+ * module, not even for its types. */
 export interface DevTools {
   /** Where the server SDK's envelopes go instead of the network. */
-  readonly transport?: NonNullable<Parameters<typeof startMonitoring>[2]>["transport"];
+  readonly transport?: MonitoringOptions["transport"];
   tunnelFetch(upstream: typeof fetch): typeof fetch;
   readonly renderPages?: () => Promise<RenderedPages>;
   /** The dev error page for a loader that threw, in place of the app's 500 page. */
@@ -45,16 +43,15 @@ export async function createServerApp(env = readEnv()) {
   const pages = await (dev?.renderPages?.() ?? readRenderedPages().catch(asStartupError));
   const staticIndex = await indexStaticFiles(STATIC_DIR, config);
   const release = config.sentryRelease ?? manifest.buildId;
-  // Taken before monitoring starts: the queue's upstream requests must not be instrumented.
-  const upstreamFetch = dev?.tunnelFetch(globalThis.fetch);
-  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is.
+  // One queue for the tunnel and the server's SDK; loaded only with a DSN, as the SDK is. Its fetch
+  // is taken before monitoring starts: the queue's upstream requests must not be instrumented.
   const delivery = config.tunnelAllowedDsns.length === 0
     ? undefined
     : (await import("../delivery/queue.ts")).createDeliveryQueue({
       dsns: config.tunnelAllowedDsns,
       maxBytes: config.deliveryQueueBytes,
       maxAgeMs: config.deliveryMaxAgeS * 1000,
-      fetch: upstreamFetch,
+      fetch: dev?.tunnelFetch(globalThis.fetch),
     });
   // Loaded only with a DSN: the SDK's code is several MB of resident memory.
   const monitoring = config.sentryDsn === undefined
@@ -65,11 +62,8 @@ export async function createServerApp(env = readEnv()) {
       sentryOptions: (await import("../sentry_options.ts")).sentryOptions,
     });
   // Pages with loaders render per request: only then does React's server renderer load.
-  const live = pages.live.length === 0
-    ? undefined
-    : await import("../page/render.ts").then(async (m) =>
-      m.livePages(await m.importServerBundle())
-    );
+  const render = pages.live.length > 0 ? await import("../page/render.ts") : undefined;
+  const live = render && render.livePages(await render.importServerBundle());
   const app = createApp({
     config,
     manifest,
@@ -87,10 +81,5 @@ export async function createServerApp(env = readEnv()) {
     const handedOver = requests.then(() => monitoring.flush(FLUSH_TIMEOUT_MS));
     return delivery?.drain(QUEUE_DRAIN_MS, handedOver) ?? handedOver;
   };
-  return {
-    config,
-    release,
-    stop,
-    handler: dev ? dev.wrap(app) : app,
-  };
+  return { config, release, stop, handler: dev ? dev.wrap(app) : app };
 }

@@ -1,7 +1,5 @@
-/**
- * Configuration, read once from the environment and validated: a bad value is a ConfigError
- * naming the variable and what it expected, and start-up stops with that one line.
- */
+/** Configuration, read once from the environment and validated: a bad value is a ConfigError naming
+ * the variable and what it expected, and start-up stops with that one line. */
 import { DEV_INBOX_DSN } from "../constants.ts";
 import { type Dsn, parseDsn } from "../dsn.ts";
 import { BODY_DEFAULTS } from "../http/body_budget.ts";
@@ -89,7 +87,7 @@ export const text = (raw: string): string => raw;
 const trustProxy = (raw: string): TrustProxy => {
   if (/^(true|false|yes|no|on|off|0|1)$/i.test(raw)) return boolean(raw);
   if (/^\d+$/.test(raw)) return { hops: integer(0, 32)(raw) };
-  const ranges = ipRanges(list((each) => each)(raw));
+  const ranges = ipRanges(list(text)(raw));
   if (typeof ranges !== "string") return { hops: 0, ranges };
   return expected("true, false, a hop count or addresses like 10.0.0.0/8", ranges);
 };
@@ -111,8 +109,8 @@ const VARIABLES = {
   HOST: host,
   ALLOWED_HOSTS: list(hostName),
   SENTRY_DSN: (raw: string) => (dsn(raw), raw),
-  SENTRY_ENVIRONMENT: (raw: string) => raw,
-  SENTRY_RELEASE: (raw: string) => raw,
+  SENTRY_ENVIRONMENT: text,
+  SENTRY_RELEASE: text,
   SENTRY_TRACES_SAMPLE_RATE: rate,
   SENTRY_ENABLE_LOGS: boolean,
   SENTRY_REPLAYS_SESSION_SAMPLE_RATE: rate,
@@ -141,14 +139,13 @@ const VARIABLES = {
   DEV_INBOX: boolean,
 };
 type Name = keyof typeof VARIABLES;
+const NAMES = Object.keys(VARIABLES) as Name[];
 
 /** The variables {@link loadConfig} reads in production. */
-export const CONFIG_VARIABLES = (Object.keys(VARIABLES) as Name[]).filter((name) =>
-  !name.startsWith("DEV_")
-);
+export const CONFIG_VARIABLES = NAMES.filter((name) => !name.startsWith("DEV_"));
 
 /** The development switches, granted by `deno task dev` only. */
-export const DEV_VARIABLES = ["DEV_MODE", "DEV_INBOX"] as const;
+export const DEV_VARIABLES = NAMES.filter((name) => name.startsWith("DEV_"));
 
 /** Every variable the server process reads: its configuration, plus NODE_ENV (React's). */
 export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VARIABLES];
@@ -251,25 +248,24 @@ export function readVariable<T>(name: string, reader: (raw: string) => T, raw?: 
 }
 
 const PUBLIC_NAME = /^PUBLIC_[A-Z0-9_]+$/;
+// Without `variable`: whether the whole environment is readable.
+const granted = (variable?: string) =>
+  Deno.permissions.querySync({ name: "env", variable }).state === "granted";
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The argument that hands the server the names of the `PUBLIC_*` variables it was granted. */
 export const PUBLIC_VARIABLES_FLAG = "--public-variables=";
 
-/**
- * The config variables, granted dev switches and `PUBLIC_*` variables: all where the whole
- * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}.
- */
+/** The config variables, granted dev switches and `PUBLIC_*` variables: all where the whole
+ * environment is readable (Deno Deploy), else those named in {@link PUBLIC_VARIABLES_FLAG}. */
 export function readEnv(): Record<string, string | undefined> {
-  const granted = (variable?: string) =>
-    Deno.permissions.querySync({ name: "env", variable }).state === "granted";
   const named = Deno.args.find((arg) => arg.startsWith(PUBLIC_VARIABLES_FLAG));
   const publicNames = granted()
     ? Object.keys(Deno.env.toObject())
     : named?.slice(PUBLIC_VARIABLES_FLAG.length).split(",") ?? [];
   const names = [
     ...CONFIG_VARIABLES,
-    ...DEV_VARIABLES.filter((name) => granted(name)),
+    ...DEV_VARIABLES.filter(granted),
     ...publicNames.filter((name) => PUBLIC_NAME.test(name)),
   ];
   return Object.fromEntries(names.map((name) => [name, Deno.env.get(name)]));
@@ -281,18 +277,14 @@ export type Settings<T extends Table> = { readonly [K in keyof T]: ReturnType<T[
 /** The first bad app setting {@link defineSettings} met: start-up stops on it. */
 export let badSetting: ConfigError | undefined;
 
-/**
- * Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
- * left unset and kept for start-up to stop on ({@link badSetting}).
- */
+/** Declare the app's settings (server/settings.ts) and read them now. Never throws: a bad value is
+ * left unset and kept for start-up to stop on ({@link badSetting}). */
 export function defineSettings<const T extends Table>(table: T): Settings<T> {
   const values = Object.fromEntries(Object.keys(table).map((name) => [name, undefined as unknown]));
   for (const [name, reader] of Object.entries(table)) {
     try {
       // The launcher grants each declared name: the server was started some other way.
-      if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-        throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
-      }
+      if (!granted(name)) throw new ConfigError(`${name}: missing permission --allow-env=${name}`);
       values[name] = readVariable(name, reader, Deno.env.get(name));
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

@@ -1,7 +1,5 @@
-/**
- * The least-privilege Deno command line for the server, shared by the launcher and the dev runner
- * so a grant missing in production is missing in dev. No write, no run, no `--allow-all`.
- */
+/** The least-privilege Deno command line for the server, shared by the launcher and the dev runner
+ * so a grant missing in production is missing in dev. No write, no run, no `--allow-all`. */
 import {
   type Config,
   ConfigError,
@@ -15,10 +13,8 @@ import { formatHost } from "./listen_address.ts";
 /** V8's young generation capped at 4 MB per semi-space; the default grows past 16 MB under load. */
 export const V8_FLAGS = "--v8-flags=--max-semi-space-size=4";
 
-/**
- * `host:port` to listen on, then each Sentry host, then each proxy. The own DSN is granted without
- * its default port: Deno grants a port-less query only for a port-less grant (which covers all).
- */
+/** `host:port` to listen on, then each Sentry host, then each proxy. The own DSN is granted without
+ * its default port: Deno grants a port-less query only for a port-less grant (which covers all). */
 export function netHosts(config: Config, proxies: readonly string[] = []): string[] {
   const ingests = config.tunnelAllowedDsns.map((dsn) => `${dsn.hostname}:${dsn.port}`);
   if (config.sentryDsn !== undefined) ingests.unshift(new URL(config.sentryDsn).host);
@@ -27,10 +23,8 @@ export function netHosts(config: Config, proxies: readonly string[] = []): strin
   return [...new Set([`${formatHost(config.host)}:${config.port}`, ...needed, ...proxies])];
 }
 
-/**
- * `host:port` of each outbound proxy `env` sets (without a scheme a proxy is http, as Deno reads
- * it). Deno 2.9's fetch checks only the ingest; this is for one that checks the proxy too.
- */
+/** `host:port` of each outbound proxy `env` sets (without a scheme a proxy is http, as Deno reads
+ * it). Deno 2.9's fetch checks only the ingest; this is for one that checks the proxy too. */
 export function proxyHosts(env: Readonly<Record<string, string | undefined>>): string[] {
   const hosts = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].flatMap((name) => {
     const value = env[name]?.trim();
@@ -48,10 +42,8 @@ type Kind = (typeof KINDS)[number];
 /** What deno.json grants the app's own code, by kind: a list of values, or `true` for all. */
 export type AppPermissions = Partial<Record<Kind, readonly string[] | boolean>>;
 
-/**
- * `permissions.app` of a deno.json's text (Deno's permission-set schema), validated; `{}` when
- * it has none. A value that cannot be granted throws a {@link ConfigError} naming the key.
- */
+/** `permissions.app` of a deno.json's text (Deno's permission-set schema), validated; `{}` when it
+ * has none. A value that cannot be granted throws a {@link ConfigError} naming the key. */
 export function parseAppPermissions(denoJson: string): AppPermissions {
   let app: unknown;
   try {
@@ -65,9 +57,7 @@ export function parseAppPermissions(denoJson: string): AppPermissions {
   };
   if (typeof app !== "object" || app === null || Array.isArray(app)) fail("", "an object");
   for (const [kind, value] of Object.entries(app as object)) {
-    if (!(KINDS as readonly string[]).includes(kind)) {
-      fail(`.${kind}`, `one of ${KINDS.join(", ")}`);
-    }
+    if (!KINDS.includes(kind as Kind)) fail(`.${kind}`, `one of ${KINDS.join(", ")}`);
     // A comma would end the value early in Deno's --allow-* list.
     const listed = Array.isArray(value) &&
       value.every((v) => typeof v === "string" && v !== "" && !v.includes(","));
@@ -83,11 +73,9 @@ export async function readAppPermissions(path = "deno.json"): Promise<AppPermiss
   return parseAppPermissions(await Deno.readTextFile(path));
 }
 
-/**
- * Deno arguments that start the server: `run` (main.ts), `parallel` (serve.ts), `dev` (main.ts
+/** Deno arguments that start the server: `run` (main.ts), `parallel` (serve.ts), `dev` (main.ts
  * plus read access to client/, server/ and the dev switches). App grants merge per kind: an
- * explicit `--allow-net=...` would replace a permission set's `net`.
- */
+ * explicit `--allow-net=...` would replace a permission set's `net`. */
 export function servingArgs(
   config: Config,
   app: AppPermissions = {},

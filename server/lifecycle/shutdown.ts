@@ -7,19 +7,13 @@ import type { InFlight } from "../deno_workarounds.ts";
 /** The signals that mean "stop": Ctrl-C, and what hosts, `kill` and `docker stop` send. */
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
-/**
- * Call `stop` once: on the first stop signal, or when stdin ends if this process was started
- * with {@link STDIN_LIFELINE_FLAG}. The launcher holds the other end of that pipe and never
- * writes; the kernel closes it however the launcher ends, even by SIGKILL. Returns a function
- * that asks for the same stop (once, like the signals), for other reasons to stop.
- */
+/** Call `stop` once: on the first stop signal, or when stdin ends if this process was started with
+ * {@link STDIN_LIFELINE_FLAG}. The launcher holds the other end of that pipe and never writes; the
+ * kernel closes it however the launcher ends, even by SIGKILL. Returns a function that asks for the
+ * same stop (once, like the signals), for other reasons to stop. */
 export function onStopRequest(stop: () => void | Promise<void>): () => void {
-  let stopping = false;
-  const once = () => {
-    if (stopping) return;
-    stopping = true;
-    return stop();
-  };
+  let stopping: Promise<void> | undefined;
+  const once = () => stopping ??= Promise.try(stop);
   for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, once);
   if (Deno.args.includes(STDIN_LIFELINE_FLAG)) {
     Deno.stdin.readable.pipeTo(new WritableStream()).catch(() => {}).finally(once);
@@ -45,19 +39,15 @@ export async function drain(
   await Promise.all([delivered, flushLogs(FLUSH_TIMEOUT_MS)]);
 }
 
-/**
- * Join the workers of one `deno serve --parallel` process, so it exits only once all have drained
- * (`Deno.exit` in the first one done would cut the others). Each says hello to every newcomer.
- */
+/** Join the workers of one `deno serve --parallel` process, so it exits only once all have drained
+ * (`Deno.exit` in the first one done would cut the others). Each says hello to every newcomer. */
 export function joinWorkers(channelName = "serve-workers") {
   const id: string = crypto.randomUUID();
   const known = new Set([id]);
   const done = new Set<string>();
   const allDone = Promise.withResolvers<void>();
   const channel = new BroadcastChannel(channelName);
-  const check = () => {
-    if (known.isSubsetOf(done)) allDone.resolve();
-  };
+  const check = () => known.isSubsetOf(done) && allDone.resolve();
   channel.onmessage = ({ data }: MessageEvent<{ kind: "hello" | "done"; id: string }>) => {
     if (!known.has(data.id)) {
       known.add(data.id);

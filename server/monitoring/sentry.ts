@@ -95,10 +95,7 @@ export function startMonitoring(
             "server.address": new URL(request.url).hostname,
           },
         }, (span) => {
-          const answered = (res: Response) => {
-            Sentry.setHttpStatus(span, res.status);
-            return res;
-          };
+          const answered = (res: Response) => (Sentry.setHttpStatus(span, res.status), res);
           const res = handler(req, info, ctx);
           return res instanceof Promise ? res.then(answered) : answered(res);
         });
@@ -128,10 +125,7 @@ export function startMonitoring(
     traceMetaTags: () =>
       Object.entries(Sentry.getTraceData()).filter(([, value]) => value !== undefined)
         .map(([name, value]) => `<meta name="${name}" content="${escapeHtml(value)}">`).join(""),
-    flush: (timeoutMs) => {
-      limit.flush();
-      return Sentry.flush(timeoutMs);
-    },
+    flush: (timeoutMs) => (limit.flush(), Sentry.flush(timeoutMs)),
   };
 }
 
@@ -150,8 +144,7 @@ function requestData(req: Request) {
     const value = req.headers.get(name);
     if (value !== null) headers[name] = value.slice(0, MAX_VALUE_LENGTH);
   }
-  const end = req.url.search(/[?#]/);
-  return { method: req.method, url: end === -1 ? req.url : req.url.slice(0, end), headers };
+  return { method: req.method, url: req.url.split(/[?#]/, 1)[0], headers };
 }
 
 /** The SDK's transport: each envelope handed to the delivery queue, which sends, retries and

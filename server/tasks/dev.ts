@@ -1,8 +1,6 @@
-/**
- * `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
- * reloads the page; while broken, this process (loaded before any edit) serves the error page.
- * It stops, with the server and esbuild, once the command that started it has ended.
- */
+/** `deno task dev`: a save rebuilds, restarts main.ts (production's permissions plus dev's) and
+ * reloads the page; while broken, this process (loaded before any edit) serves the error page. It
+ * stops, with the server and esbuild, once the command that started it has ended. */
 import * as esbuild from "esbuild";
 import { incrementalBuild } from "../build/client_build.ts";
 import { exitOnStartupError, loadConfig } from "../lifecycle/config.ts";
@@ -126,22 +124,14 @@ function serveError(failure: Failure): void {
   const onListen = () => console.error(shown);
   const handler = (req: Request) => reload(req) ?? errorResponse(req, failure);
   const server = Deno.serve({ ...address, onListen }, handler);
-  current = {
-    stop() {
-      closed.abort();
-      return server.shutdown();
-    },
-  };
+  current = { stop: () => (closed.abort(), server.shutdown()) };
 }
 
 let pending = false;
 const schedule = () => {
   if (pending) return;
   pending = true;
-  serially(() => {
-    pending = false;
-    return restart();
-  });
+  serially(() => (pending = false, restart()));
 };
 const watchers = [Deno.watchFs(["client", "server"]), Deno.watchFs(".", { recursive: false })];
 console.log("dev: watching client/, server/, main.ts, deno.json: a save restarts, reloads");
