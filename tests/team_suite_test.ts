@@ -169,7 +169,9 @@ ${PAGES.map(teamEntry).join("\n")}
       ]);
       assert.equal(code, 0, output);
       for (const file of TEAM_FACING_TESTS) {
-        assert.match(output, new RegExp(`^running \\d+ tests? from \\./${file}$`, "m"), file);
+        // One header per file run alone, or a file-prefixed line per test in parallel.
+        const ran = `^(running \\d+ tests? from \\./${file}|\\./${file} => .* \\.\\.\\. ok)`;
+        assert.match(output, new RegExp(ran, "m"), file);
       }
       assert.match(output, /^ok \| \d+ passed \| 0 failed \(/m, "none ignored or filtered out");
     });

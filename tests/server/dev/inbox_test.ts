@@ -365,8 +365,8 @@ Deno.test("dev server: another Host is refused (DNS rebinding); a gzip bomb is r
     }
     assert.match(page, /after the bomb/);
     // Memory read until the process is gone: the drain at shutdown waits for the bomb's answer.
+    let after = await memory(server.process.pid); // alive: the peak so far
     const stopped = server.stop();
-    let after = await memory(server.process.pid);
     for (;;) {
       try {
         after = await memory(server.process.pid);
