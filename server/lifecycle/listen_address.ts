@@ -55,5 +55,9 @@ export function startupBanner(addr: ListenAddress, config: Config, release: stri
         `${own.hostname}, project ${own.projectId}, environment ${config.sentryEnvironment}.`,
     );
   }
+  // Django's ALLOWED_HOSTS, but unset is "any": a first run and a fresh deploy must answer.
+  if (!config.allowedHosts && !config.devMode) {
+    lines.push("Any Host is answered: set ALLOWED_HOSTS to this app's host names in production.");
+  }
   return lines;
 }

@@ -62,7 +62,12 @@ Deno.test("banner: where it listens, and that monitoring is off and how to turn 
   assert.deepEqual(startupBanner(addr, loadConfig({}), "r1"), [
     "Listening on http://127.0.0.1:8000/ (release r1)",
     "Monitoring is off: set SENTRY_DSN to report errors and traces to Sentry.",
+    "Any Host is answered: set ALLOWED_HOSTS to this app's host names in production.",
   ]);
+  // Named hosts, or dev (loopback only): nothing to say.
+  const hosts = loadConfig({ ALLOWED_HOSTS: "app.example" });
+  assert.equal(startupBanner(addr, hosts, "r1").length, 2);
+  assert.equal(startupBanner(addr, loadConfig({ DEV_MODE: "true" }), "r1").length, 2);
 });
 
 Deno.test("banner: with a DSN, that monitoring is on, where to and how much, never the key", () => {
@@ -72,7 +77,7 @@ Deno.test("banner: with a DSN, that monitoring is on, where to and how much, nev
     SENTRY_ENVIRONMENT: "staging",
   });
   const lines = startupBanner(addr, config, "r2");
-  assert.deepEqual(lines.slice(1), [
+  assert.deepEqual(lines.slice(1, 2), [
     "Monitoring is on: errors and 25% of page requests traced go to Sentry at " +
     "o7.ingest.sentry.io, project 4501, environment staging.",
   ]);
