@@ -52,11 +52,11 @@ export const boolean = (raw: string): boolean => {
 };
 // A host name or an IP address, IPv6 brackets dropped (Deno.serve wants them bare). A comma or
 // a space would also break the launcher's --allow-net.
-const host = (raw: string): string => {
+const host = (raw: string, whose = " of this machine"): string => {
   const bare = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
   const name = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
   if (name.test(bare) || /^[0-9a-f:.]*:[0-9a-f:.]*$/i.test(bare)) return bare;
-  return expected("an IP address or a host name of this machine", raw);
+  return expected(`an IP address or a host name${whose}`, raw);
 };
 // Paths the server answers itself are refused, so the tunnel never shadows them.
 const RESERVED = ["/api", "/build", "/_dev", "/healthz", "/debug"];
@@ -92,7 +92,8 @@ const trustProxy = (raw: string): TrustProxy => {
   return expected("true, false, a hop count or addresses like 10.0.0.0/8", ranges);
 };
 // As Host carries it: lower case, an IPv6 address in brackets.
-const hostName = (raw: string) => host(raw).toLowerCase().replace(/^.*:.*$/, "[$&]");
+const hostName = (raw: string) =>
+  host(raw, " (no port or path)").toLowerCase().replace(/^.*:.*$/, "[$&]");
 const dsn = (raw: string): Dsn => {
   const parsed = parseDsn(raw) ?? expected("a Sentry DSN like https://<key>@<host>/<id>", raw);
   // Browsers hold these DSNs (the page hands SENTRY_DSN over as it is): a secret would be public.
