@@ -9,6 +9,7 @@ import type { Event } from "@sentry/core";
 import { type FakeIngest, startFakeIngest } from "./support/fake_ingest.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 import { assertSentInOrder } from "./support/delivery_order.ts";
+import { memory } from "./support/process_memory.ts";
 
 const encoder = new TextEncoder();
 
@@ -128,13 +129,6 @@ Deno.test("SIGTERM with a backlog and the ingest back within the grace: all of i
   }
 });
 
-/** The server's resident memory, in MiB. */
-async function rss(pid: number): Promise<number> {
-  // Deno asks for --allow-all to read /proc itself; `cat` needs only --allow-run.
-  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(new TextDecoder().decode(stdout))![1]) / 1024;
-}
-
 Deno.test("twice the queue's size during an outage: RSS within the bound, 503 past it, each 200 arrives once, the rest as a client report", async () => {
   const port = closedPort();
   const dsn = `http://key@127.0.0.1:${port}/7`;
@@ -153,14 +147,14 @@ Deno.test("twice the queue's size during an outage: RSS within the bound, 503 pa
     ],
   });
   try {
-    const before = await rss(server.process.pid);
+    const before = (await memory(server.process.pid)).rss;
     const statuses: number[] = [];
     for (let i = 0; i < 2 * QUEUE_MIB * 10; i++) {
       const res = await post(server.url, envelope(dsn, i, 100 * 1024));
       statuses.push(res.status);
       if (res.status === 503) assert.match(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
     }
-    const after = await rss(server.process.pid);
+    const after = (await memory(server.process.pid)).rss;
     const queued = statuses.indexOf(503);
     // 8 MiB holds 81 of these (100 KiB and 1 KiB of bookkeeping each).
     assert.ok(queued >= 75 && queued <= 81, `${queued} queued`);

@@ -14,6 +14,7 @@ import { parseResponseHead } from "./support/raw_exchange.ts";
 import { concat } from "./support/tunnel_upload.ts";
 import { type RunningServer, startServer } from "./support/server.ts";
 import { depthOf } from "./support/json_depth.ts";
+import { memory } from "./support/process_memory.ts";
 
 const DEAD_DSN = "http://public@127.0.0.1:9/1"; // allowed, but nothing listens on port 9
 const encoder = new TextEncoder();
@@ -25,16 +26,6 @@ function startFixtureServer(env: Record<string, string> = {}): Promise<RunningSe
     { TUNNEL_ALLOWED_DSNS: DEAD_DSN, TUNNEL_RATE_LIMIT: "0", ...env },
     { args: [...args, "tests/fixtures/serve_app.ts"] },
   );
-}
-
-/** The server's resident and peak resident memory, in MiB. */
-async function memory(pid: number): Promise<{ rss: number; peak: number }> {
-  // Deno asks for --allow-all to read /proc itself; `cat` needs only --allow-run.
-  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  const status = new TextDecoder().decode(stdout);
-  const kib = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)![1]);
-  return { rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024 };
 }
 
 /** `body` framed as HTTP/1.1 chunks of `size` bytes each. */

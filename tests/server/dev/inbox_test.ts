@@ -11,6 +11,7 @@ import { DevInbox, inboxFetch, inboxPage } from "../../../server/dev/inbox.ts";
 import { servingArgs } from "../../../server/lifecycle/serve_args.ts";
 import { startServer } from "../../support/server.ts";
 import { rawRequest } from "../../support/raw_http.ts";
+import { memory } from "../../support/process_memory.ts";
 
 // main.ts with the flags `deno task dev` gives it (PORT=0 and HOST=127.0.0.1, as startServer),
 // but no stdin lifeline: no runner holds the other end here.
@@ -293,15 +294,6 @@ Deno.test("DevInbox lists replays, feedback, profiles and logs, and skips record
   inbox.add(bytes(`{}\n${item("log", { items: "x" })}\n${item("profile", {})}\n`), "server");
   assert.deepEqual(inbox.entries.slice(5).map((e) => e.title), ["undefined (0 samples)"]);
 });
-
-/** The server's resident and peak resident memory, in MiB (as tests/hostile_bodies_test.ts). */
-async function memory(pid: number): Promise<{ rss: number; peak: number }> {
-  const { stdout } = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  const status = new TextDecoder().decode(stdout);
-  const kib = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)![1]);
-  return { rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024 };
-}
 
 /** An envelope for the inbox whose 300 MiB of zeros gzip to about 300 KB. */
 async function gzipBomb(): Promise<Uint8Array<ArrayBuffer>> {
