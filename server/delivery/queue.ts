@@ -57,7 +57,9 @@ const TIMED_OUT = Symbol("timed out");
 
 type Discard = { reason: string; category: string; quantity: number };
 type Numbers = Record<"seq" | "at" | "bytes" | "timeouts", number>;
-type Entry = Omit<Outgoing, "itemTypes"> & Numbers & { categories: readonly string[] };
+/** An envelope as held: its item types are kept as categories. */
+type Held = Omit<Outgoing, "itemTypes">;
+type Entry = Held & Numbers & { categories: readonly string[] };
 
 // Taken before monitoring may wrap fetch for breadcrumbs: these requests are not the app's.
 const platformFetch = globalThis.fetch;
@@ -108,15 +110,19 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       const body = serializeEnvelope(createClientReportEnvelope(events, undefined, now / 1000));
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
       const headers = { "content-type": "application/x-sentry-envelope" };
-      if (url) push({ url, body: bytes, headers, key, itemTypes: ["client_report"] }, now);
+      if (url) push({ url, body: bytes, headers, key }, categoriesOf(["client_report"]), now);
     }
     dropped.clear();
   };
 
-  const push = ({ itemTypes, ...e }: Outgoing, now: number) => {
+  const push = (
+    e: Held,
+    categories: readonly string[],
+    now: number,
+    bytes = weigh(e, categories),
+  ) => {
     // A view on a larger buffer would hold all of it: only the envelope's bytes are kept.
     const body = e.body.byteLength === e.body.buffer.byteLength ? e.body : e.body.slice();
-    const categories = categoriesOf(itemTypes), bytes = weigh(e, categories);
     entries.push({ ...e, body, seq: ++seq, at: now, bytes, categories, timeouts: 0 });
     held += bytes;
   };
@@ -224,12 +230,13 @@ export function createDeliveryQueue(options: DeliveryOptions) {
         const headers = { "retry-after": String(Math.ceil(ms / 1000)), ...limited };
         return { status: 429, reason: "Sentry rate-limits these envelopes; retry later", headers };
       }
-      if (closed || held + weigh(e, categories) > maxBytes) {
+      const { itemTypes: _, ...entry } = e, bytes = weigh(entry, categories);
+      if (closed || held + bytes > maxBytes) {
         if (!closed) count({ key: e.key, categories }, "queue_overflow");
         const headers = { "retry-after": String(Math.max(1, Math.ceil(wait / 1000))) };
         return { status: 503, reason: "delivery queue full; retry later", headers };
       }
-      push(e, now);
+      push(entry, categories, now, bytes);
       pump();
       return { status: 200 };
     },
@@ -276,7 +283,7 @@ export function createDeliveryQueue(options: DeliveryOptions) {
 }
 
 /** What an entry holds: its body, its URL, headers and categories as strings, its bookkeeping. */
-function weigh(e: Omit<Outgoing, "itemTypes">, categories: readonly string[]): number {
+function weigh(e: Held, categories: readonly string[]): number {
   const strings = [e.url, e.key, ...Object.entries(e.headers).flat(), ...categories];
   return e.body.byteLength + ENTRY_OVERHEAD_BYTES + strings.reduce((n, s) => n + s.length, 0);
 }
