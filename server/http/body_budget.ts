@@ -25,11 +25,18 @@ export const PUSH_OUT_PACE = 2;
 /** The Retry-After of a 503: slow bodies are cut within the grace. */
 export const RETRY_AFTER_SECONDS = 5;
 
+/** A body as the budget sees it: stopped when pushed out ("busy") or past when it is `due`
+ * ("timeout", ms on the budget's clock). */
+export interface Holder {
+  stop(cause: "busy" | "timeout"): void;
+  due(): number;
+}
+
 /** One body's share: its bytes charged (`cost` each), and its pace (what it was charged at two
  * marks). */
 export interface Place {
   readonly client: string;
-  readonly stop: () => void;
+  readonly holder: Holder;
   readonly cost: number;
   readonly start: number;
   charged: number;
@@ -46,12 +53,21 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
   const { memoryBytes, minRate, readTimeoutMs } = limits;
   const clientPlaces = limits.clientLimits ? MAX_CLIENT_BODIES : MAX_BODIES;
   const clientBytes = limits.clientLimits ? memoryBytes / 2 : memoryBytes;
-  const admitted = new Set<Place>();
-  let bytes = 0;
-  // A client's share is counted when needed: looking at MAX_BODIES places costs less than a read.
-  const of = (client: string) => admitted.values().filter((place) => place.client === client);
+  const admitted = new Set<Place>(), clients = new Map<string, Set<Place>>();
+  let bytes = 0, sweeper: ReturnType<typeof setInterval> | undefined;
+  const of = (client: string) => clients.get(client) ?? new Set<Place>();
   const leave = (place: Place) => {
-    if (admitted.delete(place)) bytes -= place.charged;
+    if (!admitted.delete(place)) return;
+    bytes -= place.charged;
+    of(place.client).delete(place);
+    if (of(place.client).size === 0) clients.delete(place.client);
+    if (admitted.size === 0) sweeper = void clearInterval(sweeper);
+  };
+  // One timer for all bodies, not one each: it stops those past their deadline, at most a
+  // twentieth of the read timeout late.
+  const sweep = () => {
+    const now = clock();
+    for (const place of admitted) if (place.holder.due() <= now) place.holder.stop("timeout");
   };
   // Pushes out, of `among` (at most MAX_BODIES), the body slower than PUSH_OUT_PACE with the lowest
   // rate for the bytes it holds (for bytes, to make room for `spare`'s: one that holds some).
@@ -67,7 +83,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       if (score > worst) [victim, worst] = [place, score];
     }
     if (victim) leave(victim);
-    victim?.stop();
+    victim?.holder.stop("busy");
     return victim !== undefined;
   };
 
@@ -75,13 +91,15 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     limits,
     clock,
     /** A place for a body of `client` whose bytes cost `cost` each, else undefined (503): its
-     * client's places or all are taken by bodies that keep pace. `stop`: it is pushed out. */
-    enter(client: string, stop: () => void, cost = 1): Place | undefined {
-      while (of(client).toArray().length >= clientPlaces) if (!pushOut(of(client))) return;
+     * client's places or all are taken by bodies that keep pace. */
+    enter(client: string, holder: Holder, cost = 1): Place | undefined {
+      while (of(client).size >= clientPlaces) if (!pushOut(of(client))) return;
       while (admitted.size >= MAX_BODIES) if (!pushOut(admitted)) return;
       const start = clock(), marks: Place["marks"] = [[start, 0]];
-      const place: Place = { client, stop, cost, start, charged: 0, marks };
+      const place: Place = { client, holder, cost, start, charged: 0, marks };
       admitted.add(place);
+      sweeper ??= setInterval(sweep, readTimeoutMs / 20);
+      clients.getOrInsertComputed(client, () => new Set()).add(place);
       return place;
     },
     /** Charge `n` bytes received; false (503) if they do not fit in its client's share or the
@@ -89,8 +107,11 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     receive(place: Place, n: number): boolean {
       if (!admitted.has(place)) return false;
       const now = clock(), last = place.marks.at(-1)!, charge = n * place.cost;
-      const held = () => of(place.client).reduce((sum, { charged }) => sum + charged, charge);
-      while (held() > clientBytes) if (!pushOut(of(place.client), place)) return false;
+      // Without client limits, the whole's bound is the client's: its places are not summed.
+      const held = () => of(place.client).values().reduce((sum, p) => sum + p.charged, charge);
+      while (limits.clientLimits && held() > clientBytes) {
+        if (!pushOut(of(place.client), place)) return false;
+      }
       while (bytes + charge > memoryBytes) if (!pushOut(admitted, place)) return false;
       place.charged += charge;
       bytes += charge;

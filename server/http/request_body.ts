@@ -56,7 +56,6 @@ export class RequestBody {
   #pending: Promise<unknown> = Promise.resolve();
   #wake: ((cause: StopCause) => void) | undefined;
   #place: Place | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   #waiting: number | null = null; // when the pending read began
 
   /** `declared`: the body's Content-Length ({@link contentLength}), null when chunked. */
@@ -70,9 +69,8 @@ export class RequestBody {
     cost = 1,
   ) {
     this.whole = declared !== null && declared <= wholeUpTo;
-    this.#place = budget?.enter(client, () => this.stop("busy"), cost);
+    this.#place = budget?.enter(client, this, cost);
     if (budget !== undefined && this.#place === undefined) this.stop("busy");
-    this.#check();
     if (this.whole || req.body === null) return;
     try {
       // Reads into the body's own buffer: Deno's default reader gives each read a new 64 KiB one.
@@ -85,7 +83,6 @@ export class RequestBody {
   /** Stop reading: a pending {@link until} or {@link next} rejects with the cause at once. */
   stop(cause: StopCause): void {
     if (this.cause !== undefined) return;
-    clearTimeout(this.#timer);
     this.cause = cause;
     this.#wake?.(cause);
   }
@@ -138,20 +135,17 @@ export class RequestBody {
   /** The exchange is over: a read still pending fails; its place and bytes go back. */
   release(): void {
     if (!this.done) this.stop("abandoned");
-    clearTimeout(this.#timer);
     if (this.#place) this.budget!.leave(this.#place);
     this.#pending.then(() => this.#reader?.cancel()).catch(() => {});
   }
 
-  // One timer, re-armed when it fires before the deadline moved past it: no timer work per read.
-  #check = () => {
-    if (this.budget === undefined || this.done || this.cause !== undefined) return;
+  /** When the body must end (408) on the budget's clock, as long as it is read. */
+  due(): number {
+    if (this.done || this.cause !== undefined) return Infinity;
     // A body read whole shows no progress: it is given the time its length takes at the rate.
     const [bytes, wait] = this.whole ? [this.declared!, null] : [this.received, this.#waiting];
-    const due = this.budget.deadline(this.#place!, bytes, wait) - this.budget.clock();
-    if (due <= 0) this.stop("timeout");
-    else this.#timer = setTimeout(this.#check, due);
-  };
+    return this.budget!.deadline(this.#place!, bytes, wait);
+  }
 
   #end(): undefined {
     this.done = true;

@@ -10,6 +10,8 @@ import {
 } from "../../../server/http/body_budget.ts";
 
 const limits = { ...BODY_DEFAULTS, clientLimits: true };
+/** A body that is never late. */
+const idle = { stop() {}, due: () => Infinity };
 
 /** A budget on a clock the test moves, and the names of the bodies it pushed out. */
 function budgetAt(memoryBytes = BODY_DEFAULTS.memoryBytes, clientLimits = true) {
@@ -17,7 +19,7 @@ function budgetAt(memoryBytes = BODY_DEFAULTS.memoryBytes, clientLimits = true) 
   const pushed: string[] = [];
   const budget = createBodyBudget({ ...limits, memoryBytes, clientLimits }, () => now);
   const enter = (key: string, name = key, cost = 1) =>
-    budget.enter(key, () => pushed.push(name), cost);
+    budget.enter(key, { ...idle, stop: () => pushed.push(name) }, cost);
   return { budget, enter, pushed, advance: (ms: number) => now += ms };
 }
 
@@ -124,7 +126,7 @@ Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, w
   let now = 0;
   const budget = createBodyBudget({ ...limits, clientLimits: false }, () => now);
   for (let i = 0; i < MAX_BODIES; i++) {
-    const place = budget.enter(String(i), () => {})!;
+    const place = budget.enter(String(i), idle)!;
     budget.receive(place, minRate * 10);
     const { marks } = place;
     Object.defineProperty(place, "marks", { get: () => (looks++, marks) });
@@ -132,7 +134,7 @@ Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, w
   now += RATE_WINDOW_MS;
   // The worst case: the places are full and all keep pace, so each newcomer looks at all.
   const n = 5_000;
-  for (let i = 0; i < n; i++) assert.equal(budget.enter(`x${i}`, () => {}), undefined);
+  for (let i = 0; i < n; i++) assert.equal(budget.enter(`x${i}`, idle), undefined);
   assert.equal(looks, n * MAX_BODIES);
 });
 

@@ -121,6 +121,7 @@ test("over sockets: a forged entry is neither the client nor forwarded; behind t
     await using tunnel = startTunnel([ingest.dsn()], { trustProxy: true });
     const answer = await post(tunnel.url, envelope(), { "x-forwarded-for": "dead, 1.2.3.4:5555" });
     assert.equal(answer.status, 200);
+    assert.equal(await tunnel.delivery.flush(10_000), true); // sent before the queue closes
   }
   {
     // A CDN edge, then nginx on 127.0.0.1: two hops; one envelope per client a minute.
@@ -137,6 +138,7 @@ test("over sockets: a forged entry is neither the client nor forwarded; behind t
     }
     // The same client through another edge is limited; another client through the same edge not.
     assert.deepEqual(statuses, [200, 429, 200]);
+    assert.equal(await tunnel.delivery.flush(10_000), true);
   }
   // Sorted: the queue sends several at once, so arrival order may differ from the posts'.
   const forwardedFor = ingest.requests.map((r) => r.headers.get("x-sentry-forwarded-for"));

@@ -192,7 +192,10 @@ Deno.test("RequestBody: a body that stops arriving is stopped as slow, and its p
   await assert.rejects(() => body.bytes(), (cause) => cause === "timeout");
   body.release();
   // Its client's 8 places are all free again.
-  const again = Array.from({ length: 8 }, () => budget.enter("a", () => {}));
+  const again = Array.from(
+    { length: 8 },
+    () => budget.enter("a", { stop() {}, due: () => Infinity }),
+  );
   assert.ok(again.every((place) => place !== undefined));
   again.forEach((place) => budget.leave(place!));
 });
