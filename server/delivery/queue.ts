@@ -1,9 +1,9 @@
 /** The delivery queue: every envelope the server sends to Sentry (the tunnel's, the server SDK's),
  * held in memory in arrival order within a byte and an age bound. As Relay's upstream.rs: `live`
- * starts sends in arrival order, up to {@link MAX_IN_FLIGHT} at once, so envelopes reach the ingest
- * in order within that window (one sent again comes after those sent meanwhile); a send with no
- * answer or a 502/503/504 starts an `outage`, where only the head is sent (a probe) after a wait
- * growing from 1 s to 60 s, until one is answered. Time and timers come in as parameters. */
+ * starts sends in arrival order, up to {@link MAX_IN_FLIGHT} at once; a send with no answer or a
+ * 502/503/504 starts an `outage`, where only the head is sent (a probe) after a wait growing from
+ * 1 s to 60 s, until one is answered. Then what was held goes one at a time, in order. Time and
+ * timers come in as parameters. */
 import { createClientReportEnvelope, serializeEnvelope } from "@sentry/core";
 import { type Dsn, ingestUrl } from "../dsn.ts";
 import { categoriesOf, createRateLimitMemory, type SendResult, verdict } from "./outcome.ts";
@@ -80,10 +80,11 @@ export function createDeliveryQueue(options: DeliveryOptions) {
   );
   const limits = createRateLimitMemory();
   const entries: Entry[] = []; // entries[head..] wait, oldest first
-  const sending = new Map<Promise<void>, AbortController>();
+  const sending = new Map<Promise<void>, { abort: AbortController; due: number }>();
   let head = 0, held = 0, seq = 0, wait = firstWait, reportedAt = clock();
+  let backlogEnd = 0; // the last envelope held when an outage ended
   let state: "live" | "outage" = "live", probeDue = false, closed = false, stopping = false;
-  let probeTimer: unknown, idle: (() => void) | undefined;
+  let probeTimer: unknown, watchdog: unknown, idle: (() => void) | undefined;
   // Per key, "reason\tcategory" -> a client report's count; per reason, envelopes for the log.
   const dropped = new Map<string, Map<string, Discard>>();
   const logged = new Map<string, number>();
@@ -169,16 +170,21 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       if (state === "outage") {
         log(`delivery: ingest answers again; sending ${entries.length - head} held envelopes`);
         stopProbing();
-        [state, probeDue] = ["live", false];
+        [state, probeDue, backlogEnd] = ["live", false, seq];
         report(now);
       }
     }
     pump();
   };
 
+  // One timer for all sends in flight, each second, not one per send: a timeout is 1 s late at most.
+  const watch = () => {
+    const now = clock();
+    for (const { abort, due } of sending.values()) if (due <= now) abort.abort(TIMED_OUT);
+    watchdog = sending.size > 0 ? timers.set(watch, 1_000) : undefined;
+  };
+
   const send = async (e: Entry, abort: AbortController): Promise<SendResult> => {
-    const ms = REQUEST_TIMEOUT_MS + e.body.byteLength / UPLOAD_BYTES_PER_MS;
-    const timer = timers.set(() => abort.abort(TIMED_OUT), ms);
     try {
       const init = { method: "POST", headers: e.headers, body: e.body, redirect: "manual" };
       const res = await fetch(e.url, { ...init, signal: abort.signal } as RequestInit);
@@ -188,8 +194,6 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       if (error instanceof TypeError || abort.signal.aborted) return "no-answer";
       log(`delivery: envelope not sent: ${error}`); // a bug, never retried
       return { status: 0, headers: new Headers() };
-    } finally {
-      timers.clear(timer);
     }
   };
 
@@ -200,7 +204,12 @@ export function createDeliveryQueue(options: DeliveryOptions) {
       forget(take(), "network_error");
     }
     if (now - reportedAt >= REPORT_INTERVAL_MS) report(now);
-    const room = state === "live" ? MAX_IN_FLIGHT : Number(probeDue);
+    // An outage's backlog goes one at a time, so it arrives in order; but all at once while
+    // stopping or past half the byte or age bound, where order would cost envelopes.
+    const oldest = entries[head] as Entry | undefined;
+    const ordered = oldest !== undefined && oldest.seq <= backlogEnd && !stopping &&
+      held * 2 <= maxBytes && (now - oldest.at) * 2 <= maxAgeMs;
+    const room = state === "outage" ? Number(probeDue) : ordered ? 1 : MAX_IN_FLIGHT;
     while (!closed && head < entries.length && sending.size < room) {
       const e = take();
       if (limits.blockedFor(e.key, e.categories, now) > 0) {
@@ -213,7 +222,9 @@ export function createDeliveryQueue(options: DeliveryOptions) {
         sending.delete(sent);
         settle(e, result, abort.signal.reason === TIMED_OUT);
       });
-      sending.set(sent, abort);
+      const due = now + REQUEST_TIMEOUT_MS + e.body.byteLength / UPLOAD_BYTES_PER_MS;
+      sending.set(sent, { abort, due });
+      watchdog ??= timers.set(watch, 1_000);
     }
     if (sending.size === 0 && head === entries.length) idle?.();
   };
@@ -269,7 +280,8 @@ export function createDeliveryQueue(options: DeliveryOptions) {
     async close(): Promise<void> {
       closed = true;
       stopProbing();
-      for (const abort of sending.values()) abort.abort();
+      timers.clear(watchdog);
+      for (const { abort } of sending.values()) abort.abort();
       await Promise.all(sending.keys());
     },
     get state() {

@@ -328,26 +328,69 @@ const answer = (w: { answer: (r: Response | Error) => void }) => w.answer(Respon
 const refuse = (w: { answer: (r: Response | Error) => void }) => w.answer(new TypeError("refused"));
 const number = (body: string) => Number(body.split("\n")[2]);
 
-Deno.test("once a probe is answered, the backlog goes 16 at a time, started in arrival order (review 2, 9)", async () => {
-  const { time, ingest, queue } = startHeld();
-  queue.enqueue(envelope(0));
+/** An outage of 100 envelopes, ended by the probe of envelope 0. */
+async function afterOutage(held: ReturnType<typeof startHeld>, size = 0) {
+  const { time, ingest, queue } = held;
+  const body = (i: number) => ({ ...envelope(i), body: new Uint8Array(size).fill(0x20) });
+  queue.enqueue(size ? body(0) : envelope(0));
   refuse(ingest.waiting.shift()!);
   await time.advance(0);
-  for (let i = 1; i < 100; i++) queue.enqueue(envelope(i));
+  for (let i = 1; i < 100; i++) queue.enqueue(size ? body(i) : envelope(i));
   await time.advance(1_000);
   assert.equal(ingest.waiting.length, 1, "the probe alone");
   answer(ingest.waiting.shift()!);
   await time.advance(0);
   assert.equal(queue.state, "live");
-  assert.equal(ingest.waiting.length, 16, "not one at a time");
-  queue.enqueue(envelope(100)); // arriving during the recovery: after the backlog
+}
+
+Deno.test("once a probe is answered, the backlog goes one at a time, in order; what came after, 16 at a time", async () => {
+  const held = startHeld();
+  const { time, ingest, queue } = held;
+  await afterOutage(held);
+  for (let i = 100; i < 120; i++) queue.enqueue(envelope(i)); // arriving during the recovery
+  const inFlight = [];
   while (ingest.waiting.length) {
+    inFlight.push(ingest.waiting.length);
     answer(ingest.waiting.shift()!);
     await time.advance(0);
   }
-  const started = ingest.starts.map(number);
-  assert.deepEqual(started, [0, ...Array.from({ length: 101 }, (_, i) => i)]);
+  assert.deepEqual(inFlight.slice(0, 99), Array(99).fill(1), "the backlog: never two at once");
+  assert.equal(inFlight[99], 16, "after it, as live");
+  assert.deepEqual(ingest.starts.map(number), [0, ...Array.from({ length: 120 }, (_, i) => i)]);
   await queue.close();
+});
+
+Deno.test("a backlog past half the byte bound goes 16 at a time until under it: order does not cost room", async () => {
+  const held = startHeld({ maxBytes: 150 * 11 * 1024 });
+  const { time, ingest, queue } = held;
+  await afterOutage(held, 10 * 1024); // 99 of 11 KiB held, of 150
+  assert.equal(ingest.waiting.length, 16);
+  const inFlight = [];
+  while (ingest.waiting.length) {
+    inFlight.push(ingest.waiting.length);
+    answer(ingest.waiting.shift()!);
+    await time.advance(0);
+  }
+  // 99 -> 75 held (half of 150) 16 at a time, then one at a time.
+  assert.equal(inFlight.filter((n) => n > 1).length, 99 - 75 + 15, `${inFlight}`);
+  assert.deepEqual(inFlight.slice(-60), Array(60).fill(1));
+  await queue.close();
+});
+
+Deno.test("a backlog past half the age bound, or one left at shutdown, goes 16 at a time", async () => {
+  const old = startHeld({ maxAgeMs: 1_500 }); // the backlog is 1 s old at the probe's answer
+  await afterOutage(old);
+  assert.equal(old.ingest.waiting.length, 16);
+  await old.queue.close();
+  const stopping = startHeld();
+  await afterOutage(stopping);
+  assert.equal(stopping.ingest.waiting.length, 1);
+  const drained = stopping.queue.drain(4_500);
+  answer(stopping.ingest.waiting.shift()!);
+  await stopping.time.advance(0);
+  assert.equal(stopping.ingest.waiting.length, 16);
+  await stopping.time.advance(4_500);
+  await drained;
 });
 
 Deno.test("a late answer that ends an outage also clears a due probe: the next outage waits its backoff (review 10)", async () => {
