@@ -33,7 +33,8 @@ test("an ingest refusing connections while 40 envelopes arrive: all answered 200
   assert.equal(tunnel.delivery.state, "outage");
   await using ingest = startFakeIngest({}, port);
   assert.equal(await tunnel.delivery.flush(10_000), true);
-  assertSentInOrder(numbers(ingest.requests.map((r) => r.body)), statuses.map((_, i) => i));
+  // The backlog goes one at a time: each arrives in order, not only starts in order.
+  assert.deepEqual(numbers(ingest.requests.map((r) => r.body)), statuses.map((_, i) => i));
   assert.deepEqual(tunnel.logs, [], "nothing refused");
 });
 
@@ -54,7 +55,7 @@ test("an ingest answering 503 for a while: all answered 200, each taken once, in
   assert.deepEqual(statuses, Array(30).fill(200));
   down = false;
   assert.equal(await tunnel.delivery.flush(10_000), true);
-  assertSentInOrder(numbers(taken), statuses.map((_, i) => i));
+  assert.deepEqual(numbers(taken), statuses.map((_, i) => i));
 });
 
 test("429 Retry-After 30 with limits for every category: one envelope per DSN reaches the ingest, clients get 429 with the time left", async () => {
