@@ -4,6 +4,7 @@ import {
   createBodyBudget,
   MAX_BODIES,
   MAX_CLIENT_BODIES,
+  type Place,
   PUSH_OUT_PACE,
   RATE_WINDOW_MS,
   refusedBody,
@@ -13,20 +14,27 @@ const limits = { ...BODY_DEFAULTS, clientLimits: true };
 /** A body that is never late. */
 const idle = { stop() {}, due: () => Infinity };
 
-/** A budget on a clock the test moves, and the names of the bodies it pushed out. */
+/** A budget on a clock the test moves, and the names of the bodies it pushed out; disposed, every
+ * body has left (the budget's sweep timer runs while any is in). */
 function budgetAt(memoryBytes = BODY_DEFAULTS.memoryBytes, clientLimits = true) {
   let now = 0;
   const pushed: string[] = [];
+  const places: Place[] = [];
   const budget = createBodyBudget({ ...limits, memoryBytes, clientLimits }, () => now);
-  const enter = (key: string, name = key, cost = 1) =>
-    budget.enter(key, { ...idle, stop: () => pushed.push(name) }, cost);
-  return { budget, enter, pushed, advance: (ms: number) => now += ms };
+  const enter = (key: string, name = key, cost = 1) => {
+    const place = budget.enter(key, { ...idle, stop: () => pushed.push(name) }, cost);
+    if (place) places.push(place);
+    return place;
+  };
+  const advance = (ms: number) => now += ms;
+  return { budget, enter, pushed, advance, [Symbol.dispose]: () => places.forEach(budget.leave) };
 }
 
 const { minRate } = limits;
 
 Deno.test("deadline: the read timeout while a read waits, else the minimum rate past the grace", () => {
-  const { budget, enter } = budgetAt();
+  using fixture = budgetAt();
+  const { budget, enter } = fixture;
   const place = enter("a")!; // read from 0 on
   // The grace is half the read timeout: 5 s, then 8 KiB a second on average.
   assert.equal(budget.deadline(place, 0, null), 5_000);
@@ -42,7 +50,8 @@ Deno.test("deadline: the read timeout while a read waits, else the minimum rate 
 });
 
 Deno.test("budget: a client past its places pushes out its slowest body, never a young one", () => {
-  const { budget, enter, pushed, advance } = budgetAt();
+  using fixture = budgetAt();
+  const { budget, enter, pushed, advance } = fixture;
   const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", `a${i}`)!);
   assert.equal(enter("a"), undefined, "all younger than RATE_WINDOW_MS");
   // Another client is not held up by them.
@@ -58,7 +67,8 @@ Deno.test("budget: a client past its places pushes out its slowest body, never a
 });
 
 Deno.test("budget: a body read to its end, or keeping twice the minimum rate, is not pushed out", () => {
-  const { budget, enter, pushed, advance } = budgetAt();
+  using fixture = budgetAt();
+  const { budget, enter, pushed, advance } = fixture;
   const places = Array.from({ length: MAX_CLIENT_BODIES }, (_, i) => enter("a", `a${i}`)!);
   places[0].ended = true;
   for (let s = 0; s < 60; s++) {
@@ -70,7 +80,8 @@ Deno.test("budget: a body read to its end, or keeping twice the minimum rate, is
 });
 
 Deno.test("budget: past MAX_BODIES a newcomer pushes out a slow body, else is refused", () => {
-  const { budget, enter, pushed, advance } = budgetAt(BODY_DEFAULTS.memoryBytes, false);
+  using fixture = budgetAt(BODY_DEFAULTS.memoryBytes, false);
+  const { budget, enter, pushed, advance } = fixture;
   const first = Array.from({ length: MAX_BODIES }, (_, i) => enter(String(i))!);
   assert.equal(enter("x"), undefined);
   budget.leave(first[0]);
@@ -87,7 +98,8 @@ Deno.test("budget: past MAX_BODIES a newcomer pushes out a slow body, else is re
 });
 
 Deno.test("budget: bytes are charged as they arrive (times their cost), per client (half) and overall", () => {
-  const { budget, enter } = budgetAt(1000);
+  using fixture = budgetAt(1000);
+  const { budget, enter } = fixture;
   const a = enter("a", "a", 4)!;
   assert.ok(budget.receive(a, 100));
   assert.equal(budget.receive(a, 26), false, "over a's half of 1000");
@@ -100,14 +112,15 @@ Deno.test("budget: bytes are charged as they arrive (times their cost), per clie
   budget.leave(a);
   assert.ok(budget.receive(enter("d")!, 400));
   // Per-client limits off: one client may hold it all.
-  const open = budgetAt(1000, false);
+  using open = budgetAt(1000, false);
   assert.ok(open.budget.receive(open.enter("a")!, 1000));
 });
 
 Deno.test("budget: a body that sent much, then trickles, gives its bytes to a newcomer", () => {
   // The review's attack, its worst form: 2 addresses x 2 bodies send almost 16 MiB at once,
   // then keep the minimum rate: the 64 MiB are taken, and a third address's 128 KiB must fit.
-  const { budget, enter, pushed, advance } = budgetAt();
+  using fixture = budgetAt();
+  const { budget, enter, pushed, advance } = fixture;
   const hogs = ["a", "a", "b", "b"].map((key, i) => enter(key, `${key}${i}`)!);
   for (const hog of hogs) assert.ok(budget.receive(hog, (16 << 20) - 4 * minRate));
   const [honest, need] = [enter("c")!, 16 * minRate + 1]; // what is left free, and a byte
@@ -125,8 +138,8 @@ Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, w
   let looks = 0;
   let now = 0;
   const budget = createBodyBudget({ ...limits, clientLimits: false }, () => now);
-  for (let i = 0; i < MAX_BODIES; i++) {
-    const place = budget.enter(String(i), idle)!;
+  const places = Array.from({ length: MAX_BODIES }, (_, i) => budget.enter(String(i), idle)!);
+  for (const place of places) {
     budget.receive(place, minRate * 10);
     const { marks } = place;
     Object.defineProperty(place, "marks", { get: () => (looks++, marks) });
@@ -136,6 +149,7 @@ Deno.test("budget: linear work: a newcomer looks at most at MAX_BODIES places, w
   const n = 5_000;
   for (let i = 0; i < n; i++) assert.equal(budget.enter(`x${i}`, idle), undefined);
   assert.equal(looks, n * MAX_BODIES);
+  places.forEach(budget.leave);
 });
 
 Deno.test("refusedBody: 408 for a slow body, naming the settings; 503 with Retry-After when busy", () => {
