@@ -1,4 +1,5 @@
-/** What "in order" means for the delivery queue (server/delivery/queue.ts). */
+/** What "in order" means for the delivery queue (server/delivery/queue.ts) when it sends several at
+ * once: live, while shutting down, or with a backlog past half its bounds. */
 import assert from "node:assert/strict";
 import { MAX_IN_FLIGHT } from "../../server/delivery/queue.ts";
 
