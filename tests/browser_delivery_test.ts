@@ -61,15 +61,16 @@ async function openMonitored(page: Page): Promise<void> {
   );
 }
 
-/** Throw `count` uncaught errors from the page, each with its own message `${prefix} i`. */
-function throwErrors(page: Page, prefix: string, count: number) {
-  return page.evaluate(({ prefix, count }) => {
+/** Throw `count` uncaught errors from the page, each with its own message `${prefix} i`, `apartMs`
+ * apart. */
+function throwErrors(page: Page, prefix: string, count: number, apartMs = 0) {
+  return page.evaluate(({ prefix, count, apartMs }) => {
     for (let i = 0; i < count; i++) {
       setTimeout(() => {
         throw new Error(`${prefix} ${i}`);
-      });
+      }, i * apartMs);
     }
-  }, { prefix, count });
+  }, { prefix, count, apartMs });
 }
 
 /** The error events whose message starts with `prefix`, once `count` of them arrived. */
@@ -93,10 +94,11 @@ Deno.test({
     await using tab = await openTab();
     await openMonitored(tab.page);
     const prefix = `offline ${crypto.randomUUID()}`;
-    // The offline transport sends again on `online`, whatever the outage lasted: 30 errors at
-    // once, then online as soon as all 30 are stored, stand for 30 s offline at one a second.
+    // 30 s offline at one error a second, in time scaled by 5: over 6 s, so the SDK's retry timer
+    // (5 s after the first failure, then 10 s, 20 s ...) takes one back out and stores it again
+    // meanwhile, as it would at 5 s and 15 s of the 30; `online` then sends them all.
     await tab.page.context().setOffline(true);
-    await throwErrors(tab.page, prefix, 30);
+    await throwErrors(tab.page, prefix, 30, 200);
     await untilStored(tab.page, 30, prefix);
     assert.deepEqual(await arrived(prefix, 0), [], "nothing arrived while offline");
     await tab.page.context().setOffline(false);
