@@ -8,8 +8,7 @@ import { explainListenError, startupBanner } from "./server/lifecycle/listen_add
 import { drain, onStopRequest } from "./server/lifecycle/shutdown.ts";
 import { lastResortResponse } from "./server/http/error_pages.ts";
 
-const { config, release, stop, handler } = await createServerApp()
-  .catch(exitOnStartupError);
+const { config, release, stop, handler } = await createServerApp().catch(exitOnStartupError);
 
 const inFlight = new InFlight();
 const address = { hostname: config.host, port: config.port };
@@ -18,9 +17,7 @@ try {
   server = listen({
     ...address,
     onError: lastResortResponse,
-    onListen: (addr) => {
-      for (const line of startupBanner(addr, config, release)) console.log(line);
-    },
+    onListen: (addr) => console.log(startupBanner(addr, config, release).join("\n")),
   }, inFlight.track(handler));
 } catch (error) {
   // Port in use, an address not of this machine, a privileged port: one line, exit 1.

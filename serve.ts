@@ -11,8 +11,7 @@ import { withLastResort } from "./server/http/error_pages.ts";
 import { startupBanner } from "./server/lifecycle/listen_address.ts";
 import { drain, joinWorkers, onStopRequest, STOP_SIGNALS } from "./server/lifecycle/shutdown.ts";
 
-const { config, release, stop, handler } = await createServerApp()
-  .catch(exitOnStartupError);
+const { config, release, stop, handler } = await createServerApp().catch(exitOnStartupError);
 
 const inFlight = new InFlight();
 const workers = joinWorkers();
@@ -34,8 +33,6 @@ export default {
   fetch: withLastResort(inFlight.track(handler)),
   // Called in the first worker only.
   onListen(addr) {
-    for (const line of startupBanner(addr as Deno.NetAddr, config, release, "deno serve")) {
-      console.log(line);
-    }
+    console.log(startupBanner(addr as Deno.NetAddr, config, release, "deno serve").join("\n"));
   },
 } satisfies Deno.ServeDefaultExport;

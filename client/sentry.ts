@@ -12,8 +12,9 @@
  */
 import type * as SDK from "@sentry/react";
 
+const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 /** A log's severity, as `Sentry.logger` names them. */
-export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+export type LogLevel = (typeof LEVELS)[number];
 
 type Sdk =
   & Pick<
@@ -89,14 +90,9 @@ const log = (level: LogLevel): Log => (message, attributes) =>
   call((sdk) => sdk.log(level, message, attributes));
 
 /** Structured logs in the page's trace, sent with `SENTRY_ENABLE_LOGS` (else dropped). */
-export const logger: Readonly<Record<LogLevel, Log>> = {
-  trace: log("trace"),
-  debug: log("debug"),
-  info: log("info"),
-  warn: log("warn"),
-  error: log("error"),
-  fatal: log("fatal"),
-};
+export const logger: Readonly<Record<LogLevel, Log>> = Object.fromEntries(
+  LEVELS.map((level) => [level, log(level)]),
+) as Record<LogLevel, Log>;
 
 /** Open Sentry's feedback form, with `SENTRY_FEEDBACK` (else nothing happens). */
 export const openFeedbackForm = (): void => call((sdk) => sdk.openFeedbackForm());

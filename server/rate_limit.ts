@@ -2,11 +2,6 @@
  * bounded size; the caller passes the clock. */
 import { ipBytes, parseIp } from "./http/client_address.ts";
 
-/** Go ahead, or wait this many whole seconds. */
-export type RateDecision =
-  | { readonly allowed: true }
-  | { readonly allowed: false; readonly retryAfterSeconds: number };
-
 /** The default table size: about 1 MB of state, however many addresses a flood comes from. */
 export const MAX_RATE_LIMIT_CLIENTS = 10_000;
 
@@ -40,18 +35,19 @@ export function createRateLimiter(
     }
   };
   return {
-    /** Spend one envelope of `key`'s budget at `nowMs` (any monotonic clock). */
-    take(key: string, nowMs: number): RateDecision {
+    /** Spend one envelope of `key`'s budget at `nowMs` (any monotonic clock): go ahead, or wait
+     * this many whole seconds. */
+    take(key: string, nowMs: number) {
       const bucket = buckets.get(key) ?? { tokens: limit, atMs: nowMs };
       buckets.delete(key);
       if (buckets.size >= Math.max(1, maxClients)) evict(nowMs);
       buckets.set(key, bucket);
       if (refill(bucket, nowMs) >= 1) {
         bucket.tokens -= 1;
-        return { allowed: true };
+        return { allowed: true } as const;
       }
       const wait = Math.ceil((1 - bucket.tokens) / perMs / 1000);
-      return { allowed: false, retryAfterSeconds: Math.max(1, wait) };
+      return { allowed: false, retryAfterSeconds: Math.max(1, wait) } as const;
     },
     get size() {
       return buckets.size;

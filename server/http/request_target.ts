@@ -21,13 +21,6 @@ export function checkRequestLimits(req: Request): Response | null {
   return null;
 }
 
-/** The path to route on (starts with `/`, no query or fragment), or with `reason` a request to
- * answer 400, whose path (as far as it can be told) is for the log only, never for routing. */
-export interface RequestTarget {
-  readonly path: string;
-  readonly reason?: string;
-}
-
 // A DNS name, IPv4 address or bracketed IPv6 literal, then an optional port. RFC 3986 allows more
 // (sub-delims, %-escapes), but browsers send none, and each could smuggle a delimiter into a URL.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{0,5}))?$/;
@@ -42,8 +35,12 @@ export function isValidHost(host: string): boolean {
   return match !== null && Number(match[1] ?? 0) <= 65535 && URL.canParse(`http://${host}/`);
 }
 
-/** The path to route on, from `req.url` and the Host header as received, or why it is refused. */
-export function parseRequestTarget(url: string, host: string | null): RequestTarget {
+/** The path to route on (`/...`, no query or fragment), from `req.url` and Host as received; with
+ * `reason`, a request to answer 400, whose path (if it can be told) is for the log, not routing. */
+export function parseRequestTarget(
+  url: string,
+  host: string | null,
+): { readonly path: string; readonly reason?: string } {
   // An empty or missing Host is allowed (HTTP/1.0): Deno then writes `localhost:<port>`.
   if (host && !isValidHost(host)) {
     return { reason: "malformed Host header", path: requestedPath(url, host) };

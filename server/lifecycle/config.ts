@@ -21,8 +21,6 @@ export function exitOnStartupError(error: unknown): never {
   Deno.exit(1);
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 // Each reader takes a trimmed, non-empty value and returns it parsed, or throws the reason.
 const expected = (what: string, raw: string): never => {
   // Quoted and shortened: a pasted secret or a huge value must not flood the one line.
@@ -155,7 +153,7 @@ export const SERVER_ENV_VARIABLES: readonly string[] = ["NODE_ENV", ...CONFIG_VA
 export type Config = Readonly<ReturnType<typeof loadConfig>>;
 
 /** Build a {@link Config} from environment variables; defaults: README, docs/configuration.md. */
-export function loadConfig(env: Env) {
+export function loadConfig(env: Readonly<Record<string, string | undefined>>) {
   const read = <N extends Name>(name: N) =>
     readVariable<unknown>(name, VARIABLES[name], env[name]) as ReturnType<(typeof VARIABLES)[N]>;
   const devMode = read("DEV_MODE") ?? false;

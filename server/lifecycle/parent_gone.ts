@@ -29,11 +29,10 @@ export function taskAncestors(ps: string, parent: number): number[] {
 
 /** This process's {@link taskAncestors}; where `ps` is missing (slim images), only the parent. */
 export async function readTaskAncestors(): Promise<number[]> {
-  let ps = "";
-  try {
-    const command = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="], stderr: "null" });
-    ps = new TextDecoder().decode((await command.output()).stdout);
-  } catch { /* no ps */ }
+  const command = new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="], stderr: "null" });
+  // output() throws at once, not later, where ps is missing or not allowed.
+  const ps = await Promise.try(() => command.output())
+    .then(({ stdout }) => new TextDecoder().decode(stdout), () => "");
   return taskAncestors(ps, Deno.ppid);
 }
 

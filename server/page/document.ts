@@ -19,12 +19,6 @@ export interface DocumentOptions {
   readonly devScript?: string;
 }
 
-/** One request's document, in the two parts around the page's HTML. */
-export interface DocumentShell {
-  readonly start: string;
-  end(data?: unknown): string;
-}
-
 const NONCE = "\0nonce\0";
 const HEAD = "\0head\0";
 
@@ -34,7 +28,7 @@ export function documentShell(
   manifest: Manifest,
   page: Omit<RenderedPage, "appHtml">,
   options: DocumentOptions,
-): (parts: RequestParts) => DocumentShell {
+): (parts: RequestParts) => { readonly start: string; end(data?: unknown): string } {
   const nonce = `nonce="${NONCE}"`;
   // The build wrote both the page and its chunk; Object.hasOwn, as the name is the team's.
   const { module = "", component = "" } = page;

@@ -29,13 +29,6 @@ export interface LivePages {
   renderStream(Page: LivePage["Page"], data: unknown, nonce: string): Promise<ReadableStream>;
 }
 
-/** `GET`/`HEAD` handlers: each page by exact path, the 404 page, the 500 page for a loader. */
-export interface PageHandlers {
-  readonly pages: ReadonlyMap<string, ContextHandler>;
-  readonly notFound: ContextHandler;
-  readonly error: (error: unknown, req: Request) => Response;
-}
-
 /** What the pages are served from (part of the app's dependencies). */
 export interface PageDeps {
   readonly config: Config;
@@ -51,8 +44,9 @@ export interface PageDeps {
   readonly pageError?: (error: unknown, req: Request) => Response;
 }
 
-/** Render every page once and build the handlers that serve them. */
-export function createPageHandlers(deps: PageDeps): PageHandlers {
+/** Render every page once and build its `GET`/`HEAD` handler, by exact path; the 404 page, and the
+ * 500 page for a loader. */
+export function createPageHandlers(deps: PageDeps) {
   const { config, monitoring } = deps;
   const publicConfig = Object.keys(config.publicVariables).length > 0
     ? { public: config.publicVariables }

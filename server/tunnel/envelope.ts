@@ -39,17 +39,12 @@ export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
 
 let last: { readonly text: string; readonly dsn: Dsn | null } | undefined;
 
-/** The header line, and every raw body byte read to find it. */
-export interface Head {
-  readonly line: Uint8Array;
-  readonly raw: ByteBuffer;
-}
-
-/** Read `next()` chunks until the header line is whole, decoding each byte once (1-byte chunks). */
+/** Read `next()` chunks until the header line is whole, decoding each byte once (1-byte chunks);
+ * with the line, every raw body byte read to find it. */
 export async function readHead(
   next: () => Promise<Bytes | undefined>,
   encoding: Encoding | null,
-): Promise<Head | Rejection> {
+): Promise<{ readonly line: Uint8Array; readonly raw: ByteBuffer } | Rejection> {
   const raw = new ByteBuffer();
   const line = new LineCollector();
   if (encoding === null) {
@@ -62,12 +57,12 @@ export async function readHead(
     }
   }
   const zlib = await import("node:zlib");
-  const options = { chunkSize: STEP_BYTES };
-  const stream = encoding === "br"
-    ? zlib.createBrotliDecompress(options)
-    : encoding === "gzip"
-    ? zlib.createGunzip(options)
-    : zlib.createInflate(options);
+  const decoders = {
+    br: zlib.createBrotliDecompress,
+    gzip: zlib.createGunzip,
+    deflate: zlib.createInflate,
+  };
+  const stream = decoders[encoding]({ chunkSize: STEP_BYTES });
   let outcome: Uint8Array | Rejection | undefined;
   // One resolver per write: a shared promise would gather a reaction per 1-byte chunk.
   let wake = () => {};
