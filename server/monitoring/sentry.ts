@@ -150,15 +150,16 @@ function requestData(req: Request) {
 /** The SDK's transport: each envelope handed to the delivery queue, which sends, retries and
  * answers as the ingest would (200 once queued, 429 with the limits, 503 when full). */
 function queuedTransport(delivery: Pick<DeliveryQueue, "enqueue">) {
-  return (options: BaseTransportOptions): Transport =>
-    Sentry.createTransport(options, ({ body }) => {
+  return (options: BaseTransportOptions): Transport => {
+    // The SDK's URL names the DSN's key, as rate limits and client reports are keyed.
+    const key = new URL(options.url).searchParams.get("sentry_key") ?? "";
+    const headers = { "content-type": "application/x-sentry-envelope", ...options.headers };
+    return Sentry.createTransport(options, ({ body }) => {
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-      const headers = { "content-type": "application/x-sentry-envelope", ...options.headers };
-      // The SDK's URL names the DSN's key, as rate limits and client reports are keyed.
-      const key = new URL(options.url).searchParams.get("sentry_key") ?? "";
       const envelope = { url: options.url, body: bytes, headers, key, itemTypes: itemTypes(bytes) };
       const { status, headers: answer } = delivery.enqueue(envelope);
       const none = { "x-sentry-rate-limits": null, "retry-after": null };
       return Promise.resolve({ statusCode: status, headers: { ...none, ...answer } });
     });
+  };
 }

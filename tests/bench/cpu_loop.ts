@@ -17,6 +17,7 @@ import { readManifest } from "../../server/build/manifest.ts";
 import { readRenderedPages } from "../../server/page/rendered_pages.ts";
 import { startMonitoring } from "../../server/monitoring/sentry.ts";
 import { indexStaticFiles } from "../../server/http/static_files.ts";
+import { createDeliveryQueue } from "../../server/delivery/queue.ts";
 import { startScript } from "./processes.ts";
 
 const n = Number(Deno.args[0] ?? 20_000);
@@ -28,7 +29,13 @@ try {
   if (mode !== "off") env.SENTRY_DSN = dsn;
   if (mode === "all") env.SENTRY_TRACES_SAMPLE_RATE = "1";
   const config = loadConfig(env);
-  const monitoring = startMonitoring(config, "r1");
+  // As boot.ts: the SDK's envelopes go through the delivery queue, on the platform's fetch.
+  const delivery = mode === "off" ? undefined : createDeliveryQueue({
+    dsns: config.tunnelAllowedDsns,
+    maxBytes: config.deliveryQueueBytes,
+    maxAgeMs: config.deliveryMaxAgeS * 1000,
+  });
+  const monitoring = startMonitoring(config, "r1", { delivery });
   const app: Handler = createApp({
     config,
     manifest: await readManifest(),
@@ -50,6 +57,7 @@ try {
       }));
       // Send what the batch queued, so no envelope is dropped by the transport's full queue.
       await monitoring.flush(10_000);
+      await delivery?.flush(10_000);
     }
   };
   await run(2_000);
@@ -76,6 +84,7 @@ try {
       rssAfterGcMB: +(live.rss / 1e6).toFixed(1),
     }),
   }));
+  await delivery?.close();
 } finally {
   await ingest.stop();
 }
