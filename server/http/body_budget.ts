@@ -64,7 +64,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
     if (admitted.size === 0) sweeper = void clearInterval(sweeper);
   };
   // One timer for all bodies, not one each: it stops those past their deadline, at most a
-  // twentieth of the read timeout late.
+  // twentieth of the read timeout late (5 ms at least: a tiny BODY_READ_TIMEOUT_MS cannot spin).
   const sweep = () => {
     const now = clock();
     for (const place of admitted) if (place.holder.due() <= now) place.holder.stop("timeout");
@@ -98,7 +98,7 @@ export function createBodyBudget(limits: BodyLimits, clock = () => performance.n
       const start = clock(), marks: Place["marks"] = [[start, 0]];
       const place: Place = { client, holder, cost, start, charged: 0, marks };
       admitted.add(place);
-      sweeper ??= setInterval(sweep, readTimeoutMs / 20);
+      sweeper ??= setInterval(sweep, Math.max(5, readTimeoutMs / 20));
       clients.getOrInsertComputed(client, () => new Set()).add(place);
       return place;
     },
