@@ -130,7 +130,8 @@ export function createApp(deps: AppDeps): Handler {
 // Lets an operator (and the end-to-end tests) check that server errors reach Sentry.
 let debugErrors = 0;
 function throwDebugError(): never {
-  // Two lines defeat Sentry's dedupe of a repeat of the last error; grouping keeps one issue.
+  // Two errors made at two places (columns) defeat Sentry's dedupe of a repeat of the last error;
+  // grouping keeps one issue.
   const message = "Debug error from GET /debug/error: server monitoring works";
   throw [new Error(message), new Error(message)][++debugErrors % 2];
 }

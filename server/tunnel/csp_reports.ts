@@ -37,11 +37,11 @@ export function createCspReportHandler(
   const answer = (status: number, reason: string, headers?: Readonly<Record<string, string>>) =>
     new Response(`${reason}\n`, { status, headers: { ...headers, "content-type": "text/plain" } });
   return async (req: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
-    const ip = clientAddress(req, info, options.trustProxy);
-    const limit = limiter && ip !== "" && limiter.take(clientKey(ip), performance.now());
+    const ip = clientAddress(req, info, options.trustProxy), client = clientKey(ip);
+    const limit = limiter && ip !== "" && limiter.take(client, performance.now());
     const refusal = limit && !limit.allowed ? rateLimited(limit.retryAfterSeconds) : undefined;
     if (refusal) return answer(refusal.status, refusal.reason, refusal.headers);
-    const report = await readJson(req, clientKey(ip)).catch((error) => error);
+    const report = await readJson(req, client).catch((error) => error);
     if (report instanceof ApiError) return answer(report.status, report.message, report.headers);
     if (report instanceof Error) throw report;
     const type = types.pattern.exec(req.headers.get("content-type")!)![1].toLowerCase();
