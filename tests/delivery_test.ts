@@ -7,18 +7,25 @@
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
 import { type FakeIngest, startFakeIngest } from "./support/fake_ingest.ts";
-import { type RunningServer, startServer } from "./support/server.ts";
+import { type RunningServer, startFixtureServer, startServer } from "./support/server.ts";
+import { closedPort } from "./support/tunnel_upload.ts";
 import { assertSentInOrder } from "./support/delivery_order.ts";
 import { memory } from "./support/process_memory.ts";
 
 const encoder = new TextEncoder();
 
-/** A loopback port nothing listens on (bound, then closed): the ingest, until it starts. */
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
+/** The app with its ingest down: a loopback port nothing listens on (bound, then closed), where
+ * the test starts the ingest later; the app's own DSN names it, and /debug/error reports. */
+async function startWithIngestDown() {
+  const port = closedPort();
+  const dsn = `http://key@127.0.0.1:${port}/7`;
+  const server = await startServer({
+    SENTRY_DSN: dsn,
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+    TUNNEL_RATE_LIMIT: "0",
+    DEBUG_ERROR_ROUTE: "true",
+  });
+  return { port, dsn, server };
 }
 
 function envelope(dsn: string, i: number, fill = 0): Uint8Array<ArrayBuffer> {
@@ -72,14 +79,7 @@ async function stopped(server: RunningServer) {
 }
 
 Deno.test("ingest refusing connections while envelopes arrive and the server reports errors: all 200, then each arrives once, in order", async () => {
-  const port = closedPort();
-  const dsn = `http://key@127.0.0.1:${port}/7`;
-  const server = await startServer({
-    SENTRY_DSN: dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "0",
-    TUNNEL_RATE_LIMIT: "0",
-    DEBUG_ERROR_ROUTE: "true",
-  });
+  const { port, dsn, server } = await startWithIngestDown();
   try {
     const statuses = [];
     for (let i = 0; i < 20; i++) {
@@ -104,14 +104,7 @@ Deno.test("ingest refusing connections while envelopes arrive and the server rep
 });
 
 Deno.test("SIGTERM with a backlog and the ingest back within the grace: all of it arrives", async () => {
-  const port = closedPort();
-  const dsn = `http://key@127.0.0.1:${port}/7`;
-  const server = await startServer({
-    SENTRY_DSN: dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "0",
-    TUNNEL_RATE_LIMIT: "0",
-    DEBUG_ERROR_ROUTE: "true",
-  });
+  const { port, dsn, server } = await startWithIngestDown();
   try {
     for (let i = 0; i < 20; i++) {
       assert.equal((await post(server.url, envelope(dsn, i))).status, 200);
@@ -134,18 +127,10 @@ Deno.test("twice the queue's size during an outage: RSS within the bound, 503 pa
   const port = closedPort();
   const dsn = `http://key@127.0.0.1:${port}/7`;
   const QUEUE_MIB = 8;
-  const server = await startServer({
+  const server = await startFixtureServer({
     TUNNEL_ALLOWED_DSNS: dsn,
     TUNNEL_RATE_LIMIT: "0",
     DELIVERY_QUEUE_BYTES: String(QUEUE_MIB * 1024 * 1024),
-  }, {
-    args: [
-      "run",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-env",
-      "tests/fixtures/serve_app.ts",
-    ],
   });
   try {
     const before = (await memory(server.process.pid)).rss;

@@ -12,7 +12,7 @@ import { FREE_READS, MIN_AVERAGE_READ } from "../server/http/request_body.ts";
 import { BODY_DEFAULTS, MAX_BODIES, RETRY_AFTER_SECONDS } from "../server/http/body_budget.ts";
 import { parseResponseHead } from "./support/raw_exchange.ts";
 import { concat } from "./support/tunnel_upload.ts";
-import { type RunningServer, startServer } from "./support/server.ts";
+import { type RunningServer, startFixtureServer } from "./support/server.ts";
 import { depthOf } from "./support/json_depth.ts";
 import { memory } from "./support/process_memory.ts";
 
@@ -20,12 +20,8 @@ const DEAD_DSN = "http://public@127.0.0.1:9/1"; // allowed, but nothing listens 
 const encoder = new TextEncoder();
 const MiB = 1024 * 1024;
 
-function startFixtureServer(env: Record<string, string> = {}): Promise<RunningServer> {
-  const args = ["run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env"];
-  return startServer(
-    { TUNNEL_ALLOWED_DSNS: DEAD_DSN, TUNNEL_RATE_LIMIT: "0", ...env },
-    { args: [...args, "tests/fixtures/serve_app.ts"] },
-  );
+function startFixture(env: Record<string, string> = {}): Promise<RunningServer> {
+  return startFixtureServer({ TUNNEL_ALLOWED_DSNS: DEAD_DSN, TUNNEL_RATE_LIMIT: "0", ...env });
 }
 
 /** `body` framed as HTTP/1.1 chunks of `size` bytes each. */
@@ -96,7 +92,7 @@ Deno.test({
   name: "65,536 one-byte chunks to ctx.json() and to the tunnel: 400 at once, and no memory kept",
   sanitizeResources: false, // the child's pipes are closed by stop()
   async fn() {
-    const server = await startFixtureServer();
+    const server = await startFixture();
     try {
       const port = Number(new URL(server.url).port);
       const oneByte = chunked(jsonBody.subarray(0, 65_536), 1);
@@ -143,7 +139,7 @@ Deno.test({
   name: "while four clients send 256 KB in 1-byte chunks, another client's 200 GET / all succeed",
   sanitizeResources: false,
   async fn() {
-    const server = await startFixtureServer({ API_MAX_BODY_BYTES: String(MiB) });
+    const server = await startFixture({ API_MAX_BODY_BYTES: String(MiB) });
     try {
       const port = Number(new URL(server.url).port);
       const compressed = new Uint8Array(brotliCompressSync(envelope));
@@ -194,7 +190,7 @@ Deno.test({
   name: "100 concurrent 1 MB API bodies: all answered (some after a 503), within the stated bound",
   sanitizeResources: false,
   async fn() {
-    const server = await startFixtureServer({ API_MAX_BODY_BYTES: String(MiB) });
+    const server = await startFixture({ API_MAX_BODY_BYTES: String(MiB) });
     try {
       const url = new URL("/api/size", server.url);
       const body = JSON.stringify({ pad: "z".repeat(1_000_000 - 12) });
@@ -241,7 +237,7 @@ Deno.test({
   name: "the README's echo refuses 16 KB of nesting with 400, not a 500",
   sanitizeResources: false,
   async fn() {
-    const server = await startFixtureServer();
+    const server = await startFixture();
     try {
       const res = await fetch(new URL("/api/echo", server.url), {
         method: "POST",
@@ -299,7 +295,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const limit = 4096;
-    const server = await startFixtureServer({ API_MAX_BODY_BYTES: String(limit) });
+    const server = await startFixture({ API_MAX_BODY_BYTES: String(limit) });
     const port = Number(new URL(server.url).port);
     const deep = fc.nat(100).map((n) => "[".repeat(n) + "1" + "]".repeat(n));
     const text = fc.oneof(
@@ -388,7 +384,7 @@ Deno.test({
   async fn() {
     // The review's attack: per client limits on, 2 addresses x 2 bodies of 20 and 12 MiB (the
     // whole BODY_MEMORY_BYTES if declared lengths were reserved), each keeping the minimum rate.
-    const server = await startFixtureServer({ TUNNEL_RATE_LIMIT: "600", TRUST_PROXY: "true" });
+    const server = await startFixture({ TUNNEL_RATE_LIMIT: "600", TRUST_PROXY: "true" });
     const port = Number(new URL(server.url).port);
     const slow = await Promise.all(
       ["10.0.8.1", "10.0.8.2"].flatMap((client) =>

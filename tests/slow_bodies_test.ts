@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { BODY_DEFAULTS, MAX_CLIENT_BODIES } from "../server/http/body_budget.ts";
 import { sha256Hex, startFakeIngest } from "./support/fake_ingest.ts";
 import { parseResponseHead } from "./support/raw_exchange.ts";
-import { type RunningServer, startServer } from "./support/server.ts";
+import { type RunningServer, startFixtureServer } from "./support/server.ts";
 import { buildEnvelope, concat, randomBytes } from "./support/tunnel_upload.ts";
 
 const encoder = new TextEncoder();
@@ -133,18 +133,7 @@ Deno.test({
   async fn() {
     await using ingest = startFakeIngest();
     const dsn = ingest.dsn();
-    const server = await startServer(
-      { TUNNEL_ALLOWED_DSNS: dsn, TRUST_PROXY: "true" },
-      {
-        args: [
-          "run",
-          "--allow-net=127.0.0.1",
-          "--allow-read",
-          "--allow-env",
-          "tests/fixtures/serve_app.ts",
-        ],
-      },
-    );
+    const server = await startFixtureServer({ TUNNEL_ALLOWED_DSNS: dsn, TRUST_PROXY: "true" });
     const port = Number(new URL(server.url).port);
     const never = new AbortController().signal;
     const envelope = () => buildEnvelope(dsn, randomBytes(100_000));

@@ -51,6 +51,13 @@ export function assertBuildCurrent(): Promise<void> {
   return buildChecked;
 }
 
+/** Start tests/fixtures/serve_app.ts (the app without the launcher, its memory the server's own) as
+ * {@link startServer} does. */
+export function startFixtureServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const args = ["run", "--allow-net=127.0.0.1", "--allow-read", "--allow-env"];
+  return startServer(env, { args: [...args, "tests/fixtures/serve_app.ts"] });
+}
+
 /**
  * Run the server as `deno task start` does (in `cwd`, a project copy, if given) and wait until it
  * listens (or exits, which throws with its output).

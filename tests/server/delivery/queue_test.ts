@@ -78,9 +78,11 @@ function envelope(i: number, type = "event"): Outgoing {
 const numbers = (received: string[]) =>
   received.filter((b) => !b.includes("client_report")).map((b) => Number(b.split("\n")[2]));
 
-function start(options: { maxBytes?: number; maxAgeMs?: number } = {}) {
+type Bounds = { maxBytes?: number; maxAgeMs?: number };
+
+/** A queue on fake time sending to `ingest`, its log lines kept. */
+function queueTo<I extends { fetch: typeof fetch }>(ingest: I, options: Bounds) {
   const time = fakeTime();
-  const ingest = fakeIngest();
   const logs: string[] = [];
   const queue = createDeliveryQueue({
     maxBytes: options.maxBytes ?? 64 * 1024 * 1024,
@@ -93,6 +95,8 @@ function start(options: { maxBytes?: number; maxAgeMs?: number } = {}) {
   });
   return { time, ingest, logs, queue };
 }
+
+const start = (options: Bounds = {}) => queueTo(fakeIngest(), options);
 
 Deno.test("60 s of refused connections at 10 envelopes a second: all queued, then each arrives once, in order", async () => {
   const { time, ingest, logs, queue } = start();
@@ -308,21 +312,7 @@ function heldIngest() {
   return { fetch, waiting, starts };
 }
 
-function startHeld(options: { maxBytes?: number; maxAgeMs?: number } = {}) {
-  const time = fakeTime();
-  const ingest = heldIngest();
-  const logs: string[] = [];
-  const queue = createDeliveryQueue({
-    maxBytes: options.maxBytes ?? 64 * 1024 * 1024,
-    maxAgeMs: options.maxAgeMs ?? 3_600_000,
-    dsns: [DSN],
-    fetch: ingest.fetch,
-    clock: time.clock,
-    timers: time.timers,
-    log: (line) => logs.push(line),
-  });
-  return { time, ingest, logs, queue };
-}
+const startHeld = (options: Bounds = {}) => queueTo(heldIngest(), options);
 
 const answer = (w: { answer: (r: Response | Error) => void }) => w.answer(Response.json({}));
 const refuse = (w: { answer: (r: Response | Error) => void }) => w.answer(new TypeError("refused"));
