@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { SERVER_ENV_VARIABLES } from "../server/lifecycle/config.ts";
 import { copyProject } from "./support/dev.ts";
-import { inheritedEnv, startServer, startTaskArgs, startTaskEnv } from "./support/server.ts";
+import { runServerToExit, startServer } from "./support/server.ts";
 
 const SETTINGS = `import { defineSettings, integer, list, url } from "./lifecycle/config.ts";
 
@@ -31,26 +31,6 @@ export const apiRoutes: ApiRoutes = {
   "/api/settings": { GET: () => Response.json({ ...settings, retries: (retries ?? 3) + 1 }) },
 };
 `;
-
-/** Run the launcher (or `args`) in `dir` to its end: exit code and output. */
-async function runToExit(dir: string, env: Record<string, string>, args = startTaskArgs()) {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: dir,
-    env: {
-      ...inheritedEnv(),
-      ...startTaskEnv(),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NO_COLOR: "1",
-      ...env,
-    },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code, output: decode(stdout) + decode(stderr) };
-}
 
 Deno.test({
   name: "app settings: typed values granted by name; a bad value stops start-up with one line",
@@ -78,18 +58,18 @@ Deno.test({
         ],
       ] as const
     ) {
-      const { code, output } = await runToExit(project.dir, env);
+      const { code, output } = await runServerToExit(env, undefined, project.dir);
       assert.equal(code, 1, output);
       assert.equal(output.trim(), line);
     }
     // Started some other way, without the grant: the flag it lacks.
-    const bare = await runToExit(project.dir, { RETRIES: "2" }, [
+    const bare = await runServerToExit({ RETRIES: "2" }, [
       "run",
       "--allow-net",
       "--allow-read=static",
       `--allow-env=${SERVER_ENV_VARIABLES.join(",")}`,
       "main.ts",
-    ]);
+    ], project.dir);
     assert.equal(bare.code, 1, bare.output);
     const missing = "error: PAYMENTS_URL: missing permission --allow-env=PAYMENTS_URL";
     assert.equal(bare.output.trim(), missing);

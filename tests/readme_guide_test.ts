@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import type { Event } from "@sentry/core";
 import { copyProject } from "./support/dev.ts";
-import { collectOutput, inheritedEnv, startTaskArgs, startTaskEnv } from "./support/server.ts";
+import { startServer } from "./support/server.ts";
 import { startFakeIngest } from "./support/fake_ingest.ts";
 import { startChromium } from "./support/browser.ts";
 import { waitForHydration } from "./support/browser_page.ts";
@@ -18,7 +18,6 @@ import { measurePayload, pageFiles, type PayloadFile, readBudgets } from "./supp
 import { readManifest } from "../server/build/manifest.ts";
 import { MANIFEST_FILE } from "../server/constants.ts";
 
-const START_TIMEOUT_MS = 30_000;
 // What a team's own test imports from tests/ (support/ imports fixtures/).
 const TEST_HELPERS = ["support", "fixtures"];
 // The permission step's promise needs code that uses a variable, granted or not: the test's own.
@@ -144,12 +143,12 @@ Deno.test({
     );
 
     await using ingest = startFakeIngest();
-    await using served = await serve(project.dir, {
+    await using served = await startServer({
       SENTRY_DSN: ingest.dsn("key", "5"),
       SENTRY_TRACES_SAMPLE_RATE: "1",
       PAYMENTS_API_KEY: "granted",
       [UNGRANTED]: "never read",
-    });
+    }, { cwd: project.dir });
     const at = (path: string, init?: RequestInit) => fetch(new URL(path, served.url), init);
     const items = async () => {
       const all: [string, Event][] = [];
@@ -345,58 +344,5 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (entry.isFile && !entry.name.startsWith(".") && !/\.(br|gz|map)$/.test(entry.name)) {
       yield path;
     }
-  }
-}
-
-/**
- * Serve the built copy in `dir` as `deno task start` does, on 127.0.0.1 port 0; disposing it
- * stops the server with SIGTERM (which flushes monitoring) and waits for it to exit.
- */
-async function serve(dir: string, env: Record<string, string> = {}) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: startTaskArgs(),
-    cwd: dir,
-    env: {
-      ...inheritedEnv(),
-      ...startTaskEnv(),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NO_COLOR: "1",
-      ...env,
-    },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let listening = (_: string) => {};
-  const url = new Promise<string>((resolve) => listening = resolve);
-  const { text, done } = collectOutput(child, () => {
-    const match = /Listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(text());
-    if (match) listening(match[1]);
-  });
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // Already exited.
-    }
-    await child.status;
-    await done;
-  };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    const base = await Promise.race([
-      url,
-      new Promise<never>((_, reject) =>
-        timer = setTimeout(() => reject(new Error(`not started:\n${text()}`)), START_TIMEOUT_MS)
-      ),
-    ]);
-    return { url: base, output: text, [Symbol.asyncDispose]: stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -116,14 +116,17 @@ export async function startServer(
   };
 }
 
-/** Run `main.ts` to completion (for start-up failures) and return its exit code and output. */
+/** Run `main.ts` (in `cwd`, a project copy, if given) to completion (for start-up failures) and
+ * return its exit code and output. */
 export async function runServerToExit(
   env: Record<string, string>,
   args: string[] = startTaskArgs(),
+  cwd?: string,
 ): Promise<{ code: number; output: string }> {
   await assertBuildCurrent();
   const result = await new Deno.Command(Deno.execPath(), {
     args,
+    cwd,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
     stdin: "null",
