@@ -49,8 +49,9 @@ export function createCspReportHandler(
       ? Object.hasOwn(Object(report), type)
       : Array.isArray(report);
     if (!shaped) return answer(400, `not a CSP report (application/${type})`);
-    // As the tunnel's (client address, User-Agent); a Content-Encoding would be the client's lie.
-    const headers = { ...upstreamHeaders(req.headers, ip), "content-type": `application/${type}` };
+    // As the tunnel's (client address, User-Agent), but the body is re-serialized: never encoded.
+    const { "content-encoding": _, ...passed } = upstreamHeaders(req.headers, ip);
+    const headers = { ...passed, "content-type": `application/${type}` };
     const body = new TextEncoder().encode(JSON.stringify(report));
     const { target: url, key, delivery } = options;
     // The item type of Sentry's "security" category: its rate limit holds reports.

@@ -51,7 +51,8 @@ function serve(
     });
     return { status: res.status, text: await res.text(), headers: res.headers };
   };
-  return { forwarded, post, [Symbol.asyncDispose]: () => server.shutdown() };
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  return { forwarded, post, url, [Symbol.asyncDispose]: () => server.shutdown() };
 }
 
 Deno.test("CSP reports: both content types are forwarded to the security endpoint, re-serialized", async () => {
@@ -159,4 +160,19 @@ Deno.test("CSP reports: an ingest's limit on the security category alone holds t
   } finally {
     await delivery.close();
   }
+});
+
+Deno.test("CSP reports: a Content-Encoding the client names is not passed on with the re-serialized report", async () => {
+  await using s = serve();
+  const { port } = new URL(s.url);
+  const res = await fetch(`http://127.0.0.1:${port}/monitoring/csp`, {
+    method: "POST",
+    body: JSON.stringify(REPORT),
+    headers: { "content-type": "application/csp-report", "content-encoding": "gzip" },
+  });
+  await res.body?.cancel();
+  assert.equal(res.status, 204);
+  assert.equal(s.forwarded.length, 1);
+  assert.equal(s.forwarded[0].headers["content-encoding"], undefined);
+  assert.deepEqual(s.forwarded[0].body, REPORT);
 });
