@@ -10,9 +10,9 @@ import { DEV_INBOX_DSN } from "../constants.ts";
 import { answerText } from "../http/error_pages.ts";
 import { escapeHtml } from "../http/html.ts";
 import { contentEncoding } from "../tunnel/policy.ts";
+import { decoder } from "../tunnel/envelope.ts";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
 /** One thing an SDK reported, as the inbox page lists it. */
 export interface InboxEntry {
@@ -110,7 +110,7 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch, max: number)
     // decodes a chunk whole) and counted, so a small bomb stops at the cap, not at its full size.
     const encoding = contentEncoding(request.headers.get("content-encoding"));
     const wire = Readable.from(request.body ?? []);
-    const body = encoding && encoding !== "unsupported" ? wire.pipe(DECODERS[encoding]()) : wire;
+    const body = encoding && encoding !== "unsupported" ? wire.pipe(await decoder(encoding)) : wire;
     const chunks: Buffer[] = [];
     let size = 0;
     try {
@@ -125,8 +125,6 @@ export function inboxFetch(inbox: DevInbox, upstream: typeof fetch, max: number)
     return Response.json({ id: crypto.randomUUID().replaceAll("-", "") });
   };
 }
-
-const DECODERS = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
 /** The server SDK's transport: no network, straight into the inbox. */
 export function inboxTransport(inbox: DevInbox) {

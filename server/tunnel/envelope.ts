@@ -39,6 +39,17 @@ export function parseEnvelopeHeader(line: Uint8Array): Dsn | string {
 
 let last: { readonly text: string; readonly dsn: Dsn | null } | undefined;
 
+/** A node:zlib decoder of `encoding`, in steps of STEP_BYTES; zlib loads on first use only. */
+export async function decoder(encoding: Encoding) {
+  const zlib = await import("node:zlib");
+  const create = {
+    br: zlib.createBrotliDecompress,
+    gzip: zlib.createGunzip,
+    deflate: zlib.createInflate,
+  };
+  return create[encoding]({ chunkSize: STEP_BYTES });
+}
+
 /** Read `next()` chunks until the header line is whole, decoding each byte once (1-byte chunks);
  * with the line, every raw body byte read to find it. */
 export async function readHead(
@@ -56,13 +67,7 @@ export async function readHead(
       if (found !== undefined) return found instanceof Uint8Array ? { line: found, raw } : found;
     }
   }
-  const zlib = await import("node:zlib");
-  const decoders = {
-    br: zlib.createBrotliDecompress,
-    gzip: zlib.createGunzip,
-    deflate: zlib.createInflate,
-  };
-  const stream = decoders[encoding]({ chunkSize: STEP_BYTES });
+  const stream = await decoder(encoding);
   let outcome: Uint8Array | Rejection | undefined;
   // One resolver per write: a shared promise would gather a reaction per 1-byte chunk.
   let wake = () => {};
