@@ -60,6 +60,24 @@ async function insertAfter(project: ProjectCopy, path: string, after: RegExp, in
   await project.write(path, lines.join("\n"));
 }
 
+/** Import `name` by `line` into the copy's file at `path`, unless the team's code already does. */
+async function importOnce(project: ProjectCopy, path: string, name: string, line: string) {
+  if (new RegExp(`^import [^;]*\\b${name}\\b`, "m").test(await project.read(path))) return;
+  await insertAfter(project, path, /^import /, line);
+}
+
+/** The copy's `permissions.app` with "data" readable and writable, or neither (whatever the
+ * team granted besides, as a list). */
+async function grantData(project: ProjectCopy, granted: boolean) {
+  const config = JSON.parse(await project.read("deno.json"));
+  const app = config.permissions?.app ?? {};
+  const others = (v: unknown) => Array.isArray(v) ? v.filter((value) => value !== "data") : [];
+  const data = granted ? ["data"] : [];
+  const [read, write] = [[...others(app.read), ...data], [...others(app.write), ...data]];
+  config.permissions = { ...config.permissions, app: { ...app, read, write } };
+  await project.write("deno.json", JSON.stringify(config, null, 2));
+}
+
 Deno.test({
   name:
     "Deno KV: an API route stores, a page's loader reads it back, with deno task start's grants",
@@ -70,20 +88,20 @@ Deno.test({
     await using project = await copyProject();
     await project.write("server/store.ts", STORE);
     await project.write("client/pages/notes.tsx", PAGE);
+    // Imports the team's code may already have (it followed the README) are not added twice.
+    const [pages, routes] = ["server/pages.ts", "server/api/routes.ts"];
+    await importOnce(project, pages, "openStore", 'import { openStore } from "./store.ts";');
     await insertAfter(
       project,
-      "server/pages.ts",
+      pages,
       /^import /,
-      'import { openStore } from "./store.ts";\nimport { NotesPage } from "../client/pages/notes.tsx";',
+      'import { NotesPage } from "../client/pages/notes.tsx";',
     );
-    await insertAfter(project, "server/pages.ts", /^\s*pages: \[$/, LOADER);
-    const routes = (await project.read("server/api/routes.ts"))
-      .replace(
-        /^import type \{ ApiRoutes \} from "\.\/router\.ts";$/m,
-        'import { ApiError, type ApiRoutes } from "./router.ts";\nimport { openStore } from "../store.ts";',
-      );
-    await project.write("server/api/routes.ts", routes);
-    await insertAfter(project, "server/api/routes.ts", /^export const apiRoutes/, ROUTE);
+    await insertAfter(project, pages, /^\s*pages: \[$/, LOADER);
+    await importOnce(project, routes, "ApiError", 'import { ApiError } from "./router.ts";');
+    await importOnce(project, routes, "openStore", 'import { openStore } from "../store.ts";');
+    await insertAfter(project, routes, /^export const apiRoutes/, ROUTE);
+    await grantData(project, false);
     await project.build();
     const checked = await project.run(["check", "server/", "client/"]);
     assert.equal(checked.code, 0, checked.output);
@@ -112,9 +130,7 @@ Deno.test({
       await denied.stop();
     }
 
-    const config = JSON.parse(await project.read("deno.json"));
-    config.permissions.app = { ...config.permissions.app, read: ["data"], write: ["data"] };
-    await project.write("deno.json", JSON.stringify(config, null, 2));
+    await grantData(project, true);
     const first = await startServer({}, { cwd: project.dir });
     try {
       assert.deepEqual(await notes(first.url), []);

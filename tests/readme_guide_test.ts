@@ -51,7 +51,15 @@ function guideSteps(readme: string): Map<string, string[]> {
   return steps;
 }
 
-function insertAfter(text: string, matches: (line: string) => boolean, insert: string): string {
+/** `insert` after the last line that `matches`, unless `text` already has what it adds (`present`:
+ * a project that followed the guide already declares its page, routes and imports). */
+function insertAfter(
+  text: string,
+  matches: (line: string) => boolean,
+  insert: string,
+  present?: RegExp,
+): string {
+  if (present?.test(text)) return text;
   const lines = text.split("\n");
   let at = -1;
   lines.forEach((line, i) => {
@@ -94,8 +102,13 @@ Deno.test({
     await project.write("client/pages/greeting.tsx", pageFile);
     await project.write("client/pages/greeting.css", css);
     let pages = await project.read("server/pages.ts");
-    pages = insertAfter(pages, (l) => l.startsWith("import "), pageImport);
-    pages = insertAfter(pages, (l) => l.trim() === "pages: [", pageEntry);
+    pages = insertAfter(
+      pages,
+      (l) => l.startsWith("import "),
+      pageImport,
+      /^import .*\bGreetingPage\b/m,
+    );
+    pages = insertAfter(pages, (l) => l.trim() === "pages: [", pageEntry, /path: "\/greeting"/);
     await project.write("server/pages.ts", pages);
     // An API route, and Sentry in server code: entries in server/api/routes.ts.
     const [echo] = blocksOf(steps, "Add an API route", 1);
@@ -109,16 +122,18 @@ Deno.test({
     const [storeFile] = blocksOf(steps, "Keep data", 1);
     await project.write("server/store.ts", storeFile);
     let api = await project.read("server/api/routes.ts");
+    const isImport = (l: string) => l.startsWith("import ");
+    api = insertAfter(api, isImport, checkoutImport, /^import [^;]*\bcheckout\b/m);
     api = insertAfter(
       api,
-      (l) => l.startsWith("import "),
-      `${checkoutImport}\nimport { openStore } from "../store.ts";`,
+      isImport,
+      `import { openStore } from "../store.ts";`,
+      /^import [^;]*\bopenStore\b/m,
     );
-    api = insertAfter(
-      api,
-      (l) => l.startsWith("export const apiRoutes"),
-      `${echo}\n${checkoutEntry}\n${PERMISSION_PROBES}\n${STORE_PROBE}`,
-    );
+    const isRoutes = (l: string) => l.startsWith("export const apiRoutes");
+    api = insertAfter(api, isRoutes, echo, /"\/api\/echo":/);
+    api = insertAfter(api, isRoutes, checkoutEntry, /"\/api\/checkout":/);
+    api = insertAfter(api, isRoutes, `${PERMISSION_PROBES}\n${STORE_PROBE}`);
     await project.write("server/api/routes.ts", api);
     // A permission: the README's `permissions` entry, in the copy's deno.json.
     const [grant, missingLine] = blocksOf(steps, "Grant your code a permission", 2);
