@@ -51,12 +51,14 @@ export async function decoder(encoding: Encoding) {
 }
 
 /** Read `next()` chunks until the header line is whole, decoding each byte once (1-byte chunks);
- * with the line, every raw body byte read to find it. */
+ * with the line, every raw body byte read to find it, in a buffer that grows to `length` at most
+ * (the declared Content-Length: the whole body then fills it exactly, never copied again). */
 export async function readHead(
   next: () => Promise<Bytes | undefined>,
   encoding: Encoding | null,
+  length = Infinity,
 ): Promise<{ readonly line: Uint8Array; readonly raw: ByteBuffer } | Rejection> {
-  const raw = new ByteBuffer();
+  const raw = new ByteBuffer(length);
   const line = new LineCollector();
   if (encoding === null) {
     for (;;) {

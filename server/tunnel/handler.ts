@@ -79,7 +79,7 @@ export function createTunnelHandler(options: TunnelOptions) {
     encoding: Encoding | null,
     headers: Record<string, string>,
   ): Promise<Rejection | undefined> {
-    const head = await readHead(() => body.next(), encoding);
+    const head = await readHead(() => body.next(), encoding, body.declared ?? Infinity);
     if (!("line" in head)) return head;
     const named = parseEnvelopeHeader(head.line);
     if (typeof named === "string") return badRequest(named);
